@@ -1,0 +1,124 @@
+// Package commands is the thin glue between the command line (or the CNI
+// runtime) and the packages that do the work: flags, output formats, exit codes.
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// DefaultStateDir is where the node state lives unless told otherwise.
+const DefaultStateDir = "/var/lib/vpc-cni"
+
+// Run runs the admin CLI and returns the process exit code.
+func Run(args []string) int {
+	return runWith(args, os.Stdout, os.Stderr)
+}
+
+func runWith(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "vpcctl: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:                 "vpcctl",
+		Usage:                "daemonless VPC IP address management for Kubernetes nodes on EC2",
+		Description:          appDescription,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		HideVersion:          true,
+		Flags:                globalFlags(),
+		Before:               setupLogging,
+		Commands: []*cli.Command{
+			poolCommand(),
+			reconcileCommand(),
+			gcCommand(),
+			eventsCommand(),
+			simCommand(),
+			versionCommand(),
+			completionCommand(),
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			// Reported through the exit path so that scripts see exit 2.
+			c.App.Metadata["notFound"] = name
+		},
+		OnUsageError: onUsageError,
+	}
+	app.Metadata = map[string]any{}
+	markUsageErrors(app.Commands)
+	app.After = func(c *cli.Context) error {
+		if name, ok := c.App.Metadata["notFound"].(string); ok {
+			return usagef("unknown command %q; see 'vpcctl --help'", name)
+		}
+		return nil
+	}
+	return app
+}
+
+const appDescription = `One static binary: installed as /opt/cni/bin/vpc-cni it is the CNI plugin that kubelet runs
+for every pod; under any other name it is this admin CLI. Node state lives in one bbolt file
+(--state-dir); reconciliation with EC2 is a short process run by a timer, by the CLI, or by the
+plugin when the pool runs low.
+
+Examples:
+   vpcctl pool status                  # the warm pool, its targets and where each came from
+   vpcctl pool status -o json          # the same for scripts
+   vpcctl pool warm --ip-target 5      # keep exactly 5 free addresses (persisted), reconcile now
+   vpcctl reconcile --dry-run          # show the plan and the EC2 calls it would make
+   vpcctl sim serve --instance-type t3.small   # an EC2/IMDS emulator on loopback`
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{
+			Name: "state-dir", Value: DefaultStateDir, EnvVars: []string{"VPC_CNI_STATE_DIR"},
+			Usage: "directory of the node state (state.db) and the reconcile lock",
+		},
+		&cli.StringFlag{
+			Name: "log-level", Value: "warn", EnvVars: []string{"VPC_CNI_LOG_LEVEL"},
+			Usage: "debug, info, warn or error (logs go to stderr)",
+		},
+	}
+}
+
+func setupLogging(c *cli.Context) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return usagef("--log-level %q: must be debug, info, warn or error", c.String("log-level"))
+	}
+	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
+	slog.SetDefault(slog.New(h))
+	return nil
+}
+
+func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
+	return asUsage(err)
+}
+
+// markUsageErrors makes flag errors of every (sub)command exit 2.
+func markUsageErrors(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		cmd.OnUsageError = onUsageError
+		markUsageErrors(cmd.Subcommands)
+	}
+}
+
+// positional rejects stray arguments, which urfave/cli would otherwise ignore.
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", c.Command.FullName(), c.Args().First())
+	}
+	return nil
+}
+
+var errNotImplemented = errors.New("not available yet")

@@ -1,0 +1,42 @@
+package commands
+
+import (
+	"runtime"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Set at build time with -ldflags "-X vpc-cni/commands.buildVersion=... -X vpc-cni/commands.buildCommit=...".
+var (
+	buildVersion = "dev"
+	buildCommit  = "unknown"
+)
+
+// VersionInfo is what `vpcctl version` prints.
+type VersionInfo struct {
+	Version     string   `json:"version"`
+	Commit      string   `json:"commit"`
+	GoVersion   string   `json:"goVersion"`
+	CNIVersions []string `json:"cniVersions"`
+}
+
+func versionInfo() VersionInfo {
+	return VersionInfo{Version: buildVersion, Commit: buildCommit, GoVersion: runtime.Version(), CNIVersions: cniVersions}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version, commit and Go version",
+		Flags: []cli.Flag{outputFlag("text")},
+		Action: func(c *cli.Context) error {
+			v := versionInfo()
+			return render(c, v, func(w *table) {
+				w.row("version", v.Version)
+				w.row("commit", v.Commit)
+				w.row("go", v.GoVersion)
+				w.row("cni spec versions", join(v.CNIVersions))
+			})
+		},
+	}
+}

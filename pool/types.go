@@ -1,0 +1,138 @@
+// Package pool is the warm-pool policy: from the instance limits, the
+// operator's targets, a snapshot of the node's addresses and the time, it
+// computes the plan of EC2 work to do, and it chooses the address for a pod.
+// It does no I/O; every other package depends on its types.
+package pool
+
+import (
+	"net/netip"
+	"time"
+)
+
+// State is the lifecycle state of one pod-usable address.
+type State string
+
+const (
+	Free      State = "free"      // held by the node, ready for a pod
+	Assigned  State = "assigned"  // held by a pod
+	Cooling   State = "cooling"   // freed by a pod; reusable once the cooldown has passed
+	Releasing State = "releasing" // being returned to EC2 (an intent is in flight)
+)
+
+// Limits are the instance type's networking limits (DescribeInstanceTypes).
+type Limits struct {
+	MaxENIs    int // network interfaces the instance type allows
+	IPv4PerENI int // IPv4 addresses per ENI, the ENI's primary address included
+}
+
+// Config is the effective configuration the policy acts on. Zero values mean
+// "unset" for the targets, as in amazon-vpc-cni-k8s.
+type Config struct {
+	WarmENITarget    int
+	WarmIPTarget     int
+	MinIPTarget      int
+	WarmPrefixTarget int
+	PrefixDelegation bool
+	MaxENI           int           // 0: the instance limit only
+	MaxPods          int           // 0: MaxENIs*(IPv4PerENI-1)+2
+	Cooldown         time.Duration // IP_COOLDOWN_PERIOD
+	ReleaseDelay     time.Duration // excess must last this long before it is released
+}
+
+// Addr is one pod-usable address.
+type Addr struct {
+	IP    netip.Addr
+	State State
+	Since time.Time // when it entered State; for Cooling, when the pod freed it
+	Owner string    // assignment key ("<containerID>/<ifName>") when Assigned
+}
+
+// Block is what EC2 assigns to an ENI: one secondary address (/32) or one
+// delegated prefix (/28). Addrs lists every address of the block, ascending.
+type Block struct {
+	CIDR      netip.Prefix
+	Releasing bool // an Unassign of this block is in flight
+	Addrs     []Addr
+}
+
+// IsPrefix reports whether the block is a delegated prefix rather than a /32.
+func (b Block) IsPrefix() bool { return b.CIDR.Bits() < 32 }
+
+// ENI is one network interface attached to the node.
+type ENI struct {
+	ID          string
+	DeviceIndex int // 0 is the primary ENI, which is never deleted
+	MAC         string
+	PrimaryIP   netip.Addr // never a pod address
+	SubnetID    string
+	SubnetCIDR  netip.Prefix
+	Ready       bool // host networking set up; its addresses may be handed out
+	CreatedAt   time.Time
+	Blocks      []Block // ascending by CIDR
+}
+
+// Primary reports whether this is the instance's primary ENI.
+func (e ENI) Primary() bool { return e.DeviceIndex == 0 }
+
+// Snapshot is the node's pool as the store holds it.
+type Snapshot struct {
+	ENIs             []ENI     // ascending by DeviceIndex
+	ExcessSince      time.Time // when the current excess was first seen; zero if none
+	GrowBlockedUntil time.Time // subnet exhaustion back-off: no growth before this
+	GrowBlockedWhy   string
+}
+
+// Input is everything the policy decides from.
+type Input struct {
+	Limits   Limits
+	Config   Config
+	Snapshot Snapshot
+	Now      time.Time
+}
+
+// ActionKind names one EC2 mutation.
+type ActionKind string
+
+const (
+	CreateENI ActionKind = "create-eni" // CreateNetworkInterface with Count addresses/prefixes, then attach at DeviceIndex
+	Assign    ActionKind = "assign"     // AssignPrivateIpAddresses: Count addresses/prefixes on ENIID
+	Unassign  ActionKind = "unassign"   // UnassignPrivateIpAddresses: Release on ENIID
+	DeleteENI ActionKind = "delete-eni" // detach and delete ENIID
+)
+
+// Action is one step of a plan.
+type Action struct {
+	Kind        ActionKind     `json:"kind"`
+	ENIID       string         `json:"eniId,omitempty"`
+	DeviceIndex int            `json:"deviceIndex"`
+	Count       int            `json:"count,omitempty"`   // addresses, or prefixes when Prefixes
+	Prefixes    bool           `json:"prefixes"`          // the unit is a /28 prefix
+	Release     []netip.Prefix `json:"release,omitempty"` // blocks to unassign
+	Reason      string         `json:"reason"`
+}
+
+// Figures are the numbers behind a plan, in addresses.
+type Figures struct {
+	Mode      string `json:"mode"` // "secondary-ip" or "prefix"
+	Free      int    `json:"free"`
+	Cooling   int    `json:"cooling"`
+	Assigned  int    `json:"assigned"`
+	Releasing int    `json:"releasing"`
+	Total     int    `json:"total"` // free + cooling + assigned
+	Shortfall int    `json:"shortfall"`
+	Excess    int    `json:"excess"`
+	ENIs      int    `json:"enis"`
+	MaxENIs   int    `json:"maxEnis"` // min(MAX_ENI, instance limit)
+	MaxPods   int    `json:"maxPods"`
+	Policy    string `json:"policy"` // which target rule applied, e.g. "WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10"
+}
+
+// Plan is the ordered EC2 work that brings the pool to its targets.
+type Plan struct {
+	Actions     []Action  `json:"actions"`
+	Figures     Figures   `json:"figures"`
+	ExcessSince time.Time `json:"excessSince"` // to persist for the next pass
+}
+
+// Empty reports whether the plan asks for no EC2 work.
+func (p Plan) Empty() bool { return len(p.Actions) == 0 }
