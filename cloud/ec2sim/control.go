@@ -1,0 +1,193 @@
+package ec2sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// State is a deep copy of the emulator's view of the node.
+type State struct {
+	InstanceID, InstanceType, SubnetID, VPCID string
+	SubnetFree                                int
+	ENIs                                      []ENI // creation order; the primary ENI first
+}
+
+// ENI is one network interface as State reports it.
+type ENI struct {
+	ID, MAC, Status, AttachmentID, SubnetID, Description string // Status "available" | "in-use"
+	DeviceIndex                                          int    // -1 when not attached
+	DeleteOnTermination                                  bool
+	PrimaryIP                                            netip.Addr
+	Secondary                                            []netip.Addr   // ascending
+	Prefixes                                             []netip.Prefix // ascending
+	Tags                                                 map[string]string
+	CreatedAt                                            time.Time
+}
+
+// State returns a deep copy of the node's ENIs and the subnet's free count.
+func (s *Sim) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{InstanceID: s.cfg.InstanceID, InstanceType: s.cfg.InstanceType, SubnetID: s.subnetID,
+		VPCID: s.vpcID, SubnetFree: s.subnet.free}
+	for _, e := range s.enisInOrder() {
+		out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
+			DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
+			Prefixes: e.prefixList(), Tags: copyTags(e.tags), CreatedAt: e.createdAt}
+		if e.attach != nil {
+			out.AttachmentID, out.DeleteOnTermination = e.attach.id, e.attach.deleteOnTermination
+		}
+		st.ENIs = append(st.ENIs, out)
+	}
+	return st
+}
+
+// Counters returns the calls per EC2 action (failed and throttled ones
+// included), "IMDS" (every IMDS request) and "IMDS:token" (token PUTs).
+func (s *Sim) Counters() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.counters)
+}
+
+// ResetCounters zeroes every counter.
+func (s *Sim) ResetCounters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.counters)
+}
+
+// Faults travel as JSON with durations as strings ("200ms"); numbers are
+// taken as nanoseconds.
+type faultsJSON struct {
+	ThrottleRate    float64      `json:"throttleRate"`
+	ServerErrorRate float64      `json:"serverErrorRate"`
+	Latency         jsonDuration `json:"latency"`
+	IMDSLag         jsonDuration `json:"imdsLag"`
+	Seed            int64        `json:"seed"`
+}
+
+type jsonDuration time.Duration
+
+func (d jsonDuration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *jsonDuration) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case string:
+		parsed, err := time.ParseDuration(x)
+		*d = jsonDuration(parsed)
+		return err
+	case float64:
+		*d = jsonDuration(x)
+		return nil
+	}
+	return fmt.Errorf("duration: want a string like \"200ms\", got %s", b)
+}
+
+// MarshalJSON writes durations as strings.
+func (f Faults) MarshalJSON() ([]byte, error) {
+	return json.Marshal(faultsJSON{f.ThrottleRate, f.ServerErrorRate, jsonDuration(f.Latency), jsonDuration(f.IMDSLag), f.Seed})
+}
+
+// UnmarshalJSON reads durations as strings ("200ms") or nanoseconds.
+func (f *Faults) UnmarshalJSON(b []byte) error {
+	var j faultsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*f = Faults{j.ThrottleRate, j.ServerErrorRate, time.Duration(j.Latency), time.Duration(j.IMDSLag), j.Seed}
+	return nil
+}
+
+// serveControl is the JSON control API under /_sim/ for other processes.
+func (s *Sim) serveControl(w http.ResponseWriter, r *http.Request) {
+	route := r.Method + " " + r.URL.Path
+	switch route {
+	case "GET /_sim/state":
+		writeJSON(w, s.State())
+	case "GET /_sim/counters":
+		writeJSON(w, s.Counters())
+	case "GET /_sim/faults":
+		writeJSON(w, s.CurrentFaults())
+	case "POST /_sim/reset-counters":
+		s.ResetCounters()
+		writeJSON(w, map[string]bool{"ok": true})
+	case "POST /_sim/fragment":
+		s.FragmentSubnet()
+		writeJSON(w, map[string]bool{"ok": true})
+	default:
+		s.serveControlPost(w, r, route)
+	}
+}
+
+func (s *Sim) serveControlPost(w http.ResponseWriter, r *http.Request, route string) {
+	var body struct {
+		Action string `json:"action"`
+		Code   string `json:"code"`
+		Times  int    `json:"times"`
+		Free   *int   `json:"free"`
+	}
+	var faults Faults
+	target := any(&body)
+	if route == "POST /_sim/faults" {
+		target = &faults
+	}
+	if r.Method != http.MethodPost || !knownPost[route] {
+		http.Error(w, "unknown control route "+route, http.StatusNotFound)
+		return
+	}
+	if err := json.NewDecoder(r.Body).Decode(target); err != nil {
+		http.Error(w, "bad JSON: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := s.applyControl(route, body.Action, body.Code, body.Times, body.Free, faults); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, map[string]bool{"ok": true})
+}
+
+var knownPost = map[string]bool{"POST /_sim/faults": true, "POST /_sim/fail-next": true,
+	"POST /_sim/subnet-free": true, "POST /_sim/deny": true, "POST /_sim/allow": true}
+
+func (s *Sim) applyControl(route, action, code string, times int, free *int, faults Faults) error {
+	switch route {
+	case "POST /_sim/faults":
+		s.SetFaults(faults)
+	case "POST /_sim/fail-next":
+		if action == "" || code == "" {
+			return fmt.Errorf("fail-next needs action and code")
+		}
+		s.FailNext(action, code, times)
+	case "POST /_sim/subnet-free":
+		if free == nil {
+			return fmt.Errorf("subnet-free needs free")
+		}
+		s.SetSubnetFree(*free)
+	case "POST /_sim/deny", "POST /_sim/allow":
+		if action == "" {
+			return fmt.Errorf("%s needs action", route)
+		}
+		if route == "POST /_sim/deny" {
+			s.DenyAction(action)
+		} else {
+			s.AllowAction(action)
+		}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package ec2sim
+
+import "errors"
+
+var errNoLinks = errors.New("ec2sim: LinkNetns needs Linux")
+
+func (s *Sim) linkUp(e *eniRec, device int) error {
+	if s.cfg.LinkNetns == "" {
+		return nil
+	}
+	return errNoLinks
+}
+
+func (s *Sim) linkDown(e *eniRec) error {
+	if s.cfg.LinkNetns == "" {
+		return nil
+	}
+	return errNoLinks
+}

@@ -1,0 +1,210 @@
+package cloud
+
+import (
+	"context"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// ENIInfo is one network interface as EC2 describes it.
+type ENIInfo struct {
+	ID, MAC, SubnetID, VPCID, Status, Description string
+	AttachmentID, AttachmentStatus                string // empty when not attached
+	DeviceIndex                                   int    // -1 when not attached
+	Attached                                      bool   // attachment attaching or attached
+	DeleteOnTermination                           bool
+	PrimaryIP                                     netip.Addr
+	Secondary                                     []netip.Addr   // ascending, primary excluded
+	Prefixes                                      []netip.Prefix // ascending
+	Tags                                          map[string]string
+	SecurityGroups                                []string
+	CreatedAt                                     time.Time // from TagCreatedAt; zero if absent
+}
+
+// Blocks is the ENI's assignable blocks as pool sees them: every secondary
+// address as a /32 and every delegated prefix, ascending.
+func (e ENIInfo) Blocks() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(e.Secondary)+len(e.Prefixes))
+	for _, a := range e.Secondary {
+		out = append(out, netip.PrefixFrom(a, 32))
+	}
+	out = append(out, e.Prefixes...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr().Less(out[j].Addr()) })
+	return out
+}
+
+// InstanceENIs lists every ENI attached (in any attachment state) to the
+// instance, by device index: one logical DescribeNetworkInterfaces filtered
+// by attachment.instance-id, paginated.
+func (c *Client) InstanceENIs(ctx context.Context, instanceID string) ([]ENIInfo, error) {
+	enis, err := c.describeENIs(ctx, []types.Filter{filter("attachment.instance-id", instanceID)})
+	sort.Slice(enis, func(i, j int) bool { return enis[i].DeviceIndex < enis[j].DeviceIndex })
+	return enis, err
+}
+
+func (c *Client) describeENIs(ctx context.Context, filters []types.Filter) ([]ENIInfo, error) {
+	const action = "DescribeNetworkInterfaces"
+	api, err := c.api(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pages := ec2.NewDescribeNetworkInterfacesPaginator(api, &ec2.DescribeNetworkInterfacesInput{
+		Filters: filters, MaxResults: aws.Int32(c.opts.PageSize),
+	})
+	var out []ENIInfo
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			u, _ := c.endpoints()
+			return nil, ec2Error(action, u, err)
+		}
+		for _, ni := range page.NetworkInterfaces {
+			out = append(out, eniInfo(ni))
+		}
+	}
+	return out, nil
+}
+
+func filter(name string, values ...string) types.Filter {
+	return types.Filter{Name: aws.String(name), Values: values}
+}
+
+// eniInfo converts EC2's description. Unparseable addresses are skipped
+// rather than failing the whole listing.
+func eniInfo(ni types.NetworkInterface) ENIInfo {
+	e := ENIInfo{
+		ID: aws.ToString(ni.NetworkInterfaceId), MAC: aws.ToString(ni.MacAddress),
+		SubnetID: aws.ToString(ni.SubnetId), VPCID: aws.ToString(ni.VpcId),
+		Status: string(ni.Status), Description: aws.ToString(ni.Description),
+		DeviceIndex: -1, Tags: tagMap(ni.TagSet),
+	}
+	e.PrimaryIP, _ = netip.ParseAddr(aws.ToString(ni.PrivateIpAddress))
+	if a := ni.Attachment; a != nil {
+		e.AttachmentID, e.AttachmentStatus = aws.ToString(a.AttachmentId), string(a.Status)
+		e.Attached = a.Status == types.AttachmentStatusAttached || a.Status == types.AttachmentStatusAttaching
+		e.DeleteOnTermination = aws.ToBool(a.DeleteOnTermination)
+		if a.DeviceIndex != nil {
+			e.DeviceIndex = int(*a.DeviceIndex)
+		}
+	}
+	for _, p := range ni.PrivateIpAddresses {
+		if a, err := netip.ParseAddr(aws.ToString(p.PrivateIpAddress)); err == nil && !aws.ToBool(p.Primary) {
+			e.Secondary = append(e.Secondary, a)
+		}
+	}
+	for _, p := range ni.Ipv4Prefixes {
+		if pfx, err := netip.ParsePrefix(aws.ToString(p.Ipv4Prefix)); err == nil {
+			e.Prefixes = append(e.Prefixes, pfx)
+		}
+	}
+	for _, g := range ni.Groups {
+		e.SecurityGroups = append(e.SecurityGroups, aws.ToString(g.GroupId))
+	}
+	sort.Slice(e.Secondary, func(i, j int) bool { return e.Secondary[i].Less(e.Secondary[j]) })
+	sort.Slice(e.Prefixes, func(i, j int) bool { return e.Prefixes[i].Addr().Less(e.Prefixes[j].Addr()) })
+	e.CreatedAt, _ = time.Parse(time.RFC3339, e.Tags[TagCreatedAt])
+	return e
+}
+
+// CreateENIRequest asks for a new ENI with its addresses.
+type CreateENIRequest struct {
+	SubnetID    string
+	Groups      []string // security groups; empty: the subnet's VPC default
+	InstanceID  string   // the node: description "aws-K8S-<id>" and the instance_id tag
+	Count       int      // secondary addresses, or /28 prefixes when Prefixes
+	Prefixes    bool
+	ClientToken string            // the intent's token, the same across retries: EC2 then returns the same ENI
+	Tags        map[string]string // extra tags; the ownership tags are added
+	Now         time.Time         // the createdAt tag; zero: the clock
+}
+
+// CreateENI creates an ENI with its addresses and tags in one call.
+func (c *Client) CreateENI(ctx context.Context, req CreateENIRequest) (ENIInfo, error) {
+	now := req.Now
+	if now.IsZero() {
+		now = c.now()
+	}
+	in := &ec2.CreateNetworkInterfaceInput{
+		SubnetId:    aws.String(req.SubnetID),
+		Groups:      req.Groups,
+		Description: aws.String(DescriptionPrefix + req.InstanceID),
+		TagSpecifications: []types.TagSpecification{{
+			ResourceType: types.ResourceTypeNetworkInterface,
+			Tags:         ec2Tags(c.ownerTags(req.InstanceID, now, req.Tags)),
+		}},
+	}
+	if req.ClientToken != "" {
+		in.ClientToken = aws.String(req.ClientToken)
+	}
+	if req.Count > 0 && req.Prefixes {
+		in.Ipv4PrefixCount = aws.Int32(int32(req.Count))
+	} else if req.Count > 0 {
+		in.SecondaryPrivateIpAddressCount = aws.Int32(int32(req.Count))
+	}
+	out, err := call(ctx, c, "CreateNetworkInterface", func(api *ec2.Client) (*ec2.CreateNetworkInterfaceOutput, error) {
+		return api.CreateNetworkInterface(ctx, in)
+	})
+	if err != nil {
+		return ENIInfo{}, err
+	}
+	if out.NetworkInterface == nil {
+		return ENIInfo{}, ec2Error("CreateNetworkInterface", "", errEmpty("no networkInterface in the answer"))
+	}
+	return eniInfo(*out.NetworkInterface), nil
+}
+
+// AttachENI attaches the ENI at deviceIndex (network card 0).
+func (c *Client) AttachENI(ctx context.Context, eniID, instanceID string, deviceIndex int) (string, error) {
+	out, err := call(ctx, c, "AttachNetworkInterface", func(api *ec2.Client) (*ec2.AttachNetworkInterfaceOutput, error) {
+		return api.AttachNetworkInterface(ctx, &ec2.AttachNetworkInterfaceInput{
+			NetworkInterfaceId: aws.String(eniID), InstanceId: aws.String(instanceID),
+			DeviceIndex: aws.Int32(int32(deviceIndex)),
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.AttachmentId), nil
+}
+
+// SetDeleteOnTermination makes EC2 delete the ENI with the instance.
+func (c *Client) SetDeleteOnTermination(ctx context.Context, eniID, attachmentID string) error {
+	_, err := call(ctx, c, "ModifyNetworkInterfaceAttribute", func(api *ec2.Client) (*ec2.ModifyNetworkInterfaceAttributeOutput, error) {
+		return api.ModifyNetworkInterfaceAttribute(ctx, &ec2.ModifyNetworkInterfaceAttributeInput{
+			NetworkInterfaceId: aws.String(eniID),
+			Attachment: &types.NetworkInterfaceAttachmentChanges{
+				AttachmentId: aws.String(attachmentID), DeleteOnTermination: aws.Bool(true),
+			},
+		})
+	})
+	return err
+}
+
+// DetachENI detaches an ENI. An attachment that no longer exists is done.
+func (c *Client) DetachENI(ctx context.Context, attachmentID string, force bool) error {
+	_, err := call(ctx, c, "DetachNetworkInterface", func(api *ec2.Client) (*ec2.DetachNetworkInterfaceOutput, error) {
+		return api.DetachNetworkInterface(ctx, &ec2.DetachNetworkInterfaceInput{
+			AttachmentId: aws.String(attachmentID), Force: aws.Bool(force),
+		})
+	})
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	return err
+}
+
+// DeleteENI deletes a detached ENI. An ENI that no longer exists is done.
+func (c *Client) DeleteENI(ctx context.Context, eniID string) error {
+	_, err := call(ctx, c, "DeleteNetworkInterface", func(api *ec2.Client) (*ec2.DeleteNetworkInterfaceOutput, error) {
+		return api.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(eniID)})
+	})
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,147 @@
+package cloud
+
+import (
+	"time"
+
+	"testing"
+
+	"vpc-cni/cloud/ec2sim"
+)
+
+func TestThrottleRetriedBySDK(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	c := newClient(t, Options{})
+	st := sim.State()
+	sim.ResetCounters()
+	sim.FailNext("DescribeSubnets", "RequestLimitExceeded", 2)
+	if _, err := c.Subnet(testCtx(t), st.SubnetID); err != nil {
+		t.Fatalf("two throttles then success: %v", err)
+	}
+	if n := sim.Counters()["DescribeSubnets"]; n != 3 {
+		t.Fatalf("DescribeSubnets calls = %d, want 3", n)
+	}
+
+	sim.ResetCounters()
+	sim.FailNext("DescribeSubnets", "RequestLimitExceeded", 3)
+	_, err := c.Subnet(testCtx(t), st.SubnetID)
+	wantKind(t, err, KindThrottled, "ec2:DescribeSubnets", "RequestLimitExceeded", "3 attempt")
+	if n := sim.Counters()["DescribeSubnets"]; n != 3 {
+		t.Fatalf("DescribeSubnets calls = %d, want 3", n)
+	}
+}
+
+// TestMaxAttemptsFromEnv: AWS_MAX_ATTEMPTS is honoured.
+func TestMaxAttemptsFromEnv(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	t.Setenv("AWS_MAX_ATTEMPTS", "5")
+	c := newClient(t, Options{})
+	sim.FailNext("DescribeSubnets", "RequestLimitExceeded", 4)
+	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil {
+		t.Fatalf("AWS_MAX_ATTEMPTS=5, four throttles: %v", err)
+	}
+	if n := sim.Counters()["DescribeSubnets"]; n != 5 {
+		t.Fatalf("DescribeSubnets calls = %d, want 5", n)
+	}
+}
+
+func TestSubnetExhaustion(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{InstanceType: "m5.large"})
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	st := sim.State()
+	sim.SetSubnetFree(2)
+	_, err := c.AssignAddresses(ctx, st.ENIs[0].ID, 5, false)
+	wantKind(t, err, KindSubnetFull, "ec2:AssignPrivateIpAddresses", "subnet")
+	_, err = c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID, Count: 5})
+	wantKind(t, err, KindSubnetFull, "ec2:CreateNetworkInterface")
+	_, err = c.AssignAddresses(ctx, st.ENIs[0].ID, 1, true)
+	wantKind(t, err, KindSubnetFull)
+}
+
+func TestLimitExceeded(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{InstanceType: "t3.small"}) // 3 ENIs x 4 addresses
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	st := sim.State()
+	_, err := c.AssignAddresses(ctx, st.ENIs[0].ID, 4, false)
+	wantKind(t, err, KindLimit, "re-read")
+	for dev := 1; dev <= 3; dev++ {
+		eni, err := c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.AttachENI(ctx, eni.ID, st.InstanceID, dev)
+		if dev < 3 && err != nil {
+			t.Fatal(err)
+		}
+		if dev == 3 {
+			wantKind(t, err, KindLimit, "AttachmentLimitExceeded")
+		}
+	}
+}
+
+func TestUnauthorizedNamesAction(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	c := newClient(t, Options{})
+	sim.DenyAction("AssignPrivateIpAddresses")
+	_, err := c.AssignAddresses(testCtx(t), sim.State().ENIs[0].ID, 1, false)
+	wantKind(t, err, KindUnauthorized, "ec2:AssignPrivateIpAddresses", "IAM")
+}
+
+func TestUnreachableEC2(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	dead := closedURL(t)
+	t.Setenv("AWS_ENDPOINT_URL_EC2", dead)
+	c := newClient(t, Options{})
+	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
+	wantKind(t, err, KindUnreachable, "EC2 endpoint "+dead, "not reachable", "connection refused")
+}
+
+func TestUnreachableIMDS(t *testing.T) {
+	startSim(t, ec2sim.Config{})
+	dead := closedURL(t)
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", dead)
+	c := newClient(t, Options{})
+	_, err := c.Identity(testCtx(t))
+	wantKind(t, err, KindUnreachable, "imds:GET", dead, "AWS_EC2_METADATA_SERVICE_ENDPOINT")
+	_, err = c.AttachedInterfaces(testCtx(t))
+	wantKind(t, err, KindUnreachable)
+}
+
+func TestMissingCredentials(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", closedURL(t))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	c := newClient(t, Options{})
+	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
+	wantKind(t, err, KindNoCredentials, "ec2:DescribeSubnets", "AWS_ACCESS_KEY_ID", "IAM role")
+	if n := sim.Counters()["DescribeSubnets"]; n != 0 {
+		t.Fatalf("an unsigned call reached EC2 %d times", n)
+	}
+}
+
+// TestInstanceRoleCredentials: with no keys in the environment the chain
+// falls through to the instance role served by IMDS.
+func TestInstanceRoleCredentials(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	c := newClient(t, Options{})
+	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil {
+		t.Fatal(err)
+	}
+	if got := sim.LastAccessKey(); got == "" || got == "AKIDEC2SIM" {
+		t.Fatalf("signed with %q, want the role's key", got)
+	}
+}
+
+// TestSlowEC2IsTimeout: an answer slower than HTTPTimeout is a timeout, not a hang.
+func TestSlowEC2IsTimeout(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	sim.SetFaults(ec2sim.Faults{Latency: 2 * time.Second})
+	c := newClient(t, Options{HTTPTimeout: 50 * time.Millisecond, MaxAttempts: 1})
+	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
+	wantKind(t, err, KindTimeout, "ec2:DescribeSubnets", "no answer from EC2")
+}

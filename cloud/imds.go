@@ -1,0 +1,212 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+)
+
+// Identity is what IMDS says about this instance and its primary ENI.
+type Identity struct {
+	InstanceID, InstanceType, Region, AZ    string
+	PrimaryMAC, PrimaryENI, VPCID, SubnetID string
+	PrimaryIP                               netip.Addr
+	SubnetCIDR                              netip.Prefix
+	VPCCIDRs                                []netip.Prefix
+	SecurityGroups                          []string
+}
+
+// IMDSInterface is one attached ENI as IMDS shows it. IMDS lags EC2 after an
+// attach, assign or unassign; use it for the MAC → device mapping, and EC2 for
+// the addresses.
+type IMDSInterface struct {
+	MAC         string
+	ENIID       string
+	DeviceIndex int
+	IPv4s       []netip.Addr // the ENI's primary address first
+	Prefixes    []netip.Prefix
+}
+
+// imdsReader reads metadata paths, remembering the first failure so a
+// sequence of reads stays short to write.
+type imdsReader struct {
+	ctx context.Context
+	md  *imds.Client
+	url string
+	err error
+}
+
+func (r *imdsReader) get(path string) string {
+	if r.err != nil {
+		return ""
+	}
+	v, err := getMetadata(r.ctx, r.md, r.url, path)
+	r.err = err
+	return v
+}
+
+func (r *imdsReader) lines(path string) []string { return strings.Fields(r.get(path)) }
+
+func (r *imdsReader) addr(path string) netip.Addr {
+	s := r.get(path)
+	if r.err != nil {
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(s)
+	r.parsed(path, err)
+	return a
+}
+
+func (r *imdsReader) prefixes(path string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range r.lines(path) {
+		p, err := netip.ParsePrefix(s)
+		r.parsed(path, err)
+		out = append(out, p)
+	}
+	return out
+}
+
+func (r *imdsReader) parsed(path string, err error) {
+	if err != nil && r.err == nil {
+		r.err = &Error{Op: "imds:GET " + path, Kind: KindOther, Msg: "unexpected value: " + err.Error(), Err: err}
+	}
+}
+
+// Identity reads the instance's identity from IMDS (once per Client).
+func (c *Client) Identity(ctx context.Context) (Identity, error) {
+	c.mu.Lock()
+	cached := c.identity
+	c.mu.Unlock()
+	if cached != nil {
+		return *cached, nil
+	}
+	md, err := c.metadata(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	_, u := c.endpoints()
+	r := &imdsReader{ctx: ctx, md: md, url: u}
+	id := Identity{
+		InstanceID:   r.get("instance-id"),
+		InstanceType: r.get("instance-type"),
+		AZ:           r.get("placement/availability-zone"),
+		PrimaryMAC:   r.get("mac"),
+		PrimaryIP:    r.addr("local-ipv4"),
+	}
+	id.Region = c.regionOf(ctx, r, id.AZ)
+	mac := "network/interfaces/macs/" + id.PrimaryMAC + "/"
+	id.PrimaryENI = r.get(mac + "interface-id")
+	id.SubnetID = r.get(mac + "subnet-id")
+	id.VPCID = r.get(mac + "vpc-id")
+	if ps := r.prefixes(mac + "subnet-ipv4-cidr-block"); len(ps) == 1 {
+		id.SubnetCIDR = ps[0]
+	}
+	id.VPCCIDRs = r.prefixes(mac + "vpc-ipv4-cidr-blocks")
+	id.SecurityGroups = r.lines(mac + "security-group-ids")
+	if r.err != nil {
+		return Identity{}, r.err
+	}
+	c.mu.Lock()
+	c.identity = &id
+	c.mu.Unlock()
+	return id, nil
+}
+
+// regionOf reads placement/region; where IMDS lacks it, the AZ without its letter.
+func (c *Client) regionOf(ctx context.Context, r *imdsReader, az string) string {
+	if r.err != nil {
+		return ""
+	}
+	region, err := getMetadata(ctx, r.md, r.url, "placement/region")
+	if IsKind(err, KindNotFound) {
+		return strings.TrimRight(az, "abcdefghijklmnopqrstuvwxyz")
+	}
+	r.err = err
+	return region
+}
+
+// AttachedInterfaces lists the ENIs IMDS shows as attached, by device index.
+// An ENI that vanishes while it is being read is left out.
+func (c *Client) AttachedInterfaces(ctx context.Context) ([]IMDSInterface, error) {
+	md, err := c.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, u := c.endpoints()
+	r := &imdsReader{ctx: ctx, md: md, url: u}
+	var out []IMDSInterface
+	for _, mac := range r.lines("network/interfaces/macs/") {
+		iface, ok, err := readInterface(r, strings.TrimSuffix(mac, "/"))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, iface)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].DeviceIndex < out[j].DeviceIndex })
+	return out, nil
+}
+
+func readInterface(r *imdsReader, mac string) (IMDSInterface, bool, error) {
+	base := "network/interfaces/macs/" + mac + "/"
+	iface := IMDSInterface{MAC: mac, ENIID: r.get(base + "interface-id")}
+	dev := r.get(base + "device-number")
+	if IsKind(r.err, KindNotFound) {
+		r.err = nil // detached since the listing
+		return IMDSInterface{}, false, nil
+	}
+	if r.err != nil {
+		return IMDSInterface{}, false, r.err
+	}
+	n, err := strconv.Atoi(dev)
+	if err != nil {
+		return IMDSInterface{}, false, fmt.Errorf("imds: %sdevice-number %q: %w", base, dev, err)
+	}
+	iface.DeviceIndex = n
+	for _, s := range optionalLines(r, base+"local-ipv4s") {
+		a, err := netip.ParseAddr(s)
+		r.parsed(base+"local-ipv4s", err)
+		iface.IPv4s = append(iface.IPv4s, a)
+	}
+	for _, s := range optionalLines(r, base+"ipv4-prefix") {
+		p, err := netip.ParsePrefix(s)
+		r.parsed(base+"ipv4-prefix", err)
+		iface.Prefixes = append(iface.Prefixes, p)
+	}
+	return iface, r.err == nil, r.err
+}
+
+// optionalLines reads a list that IMDS answers with 404 when it is empty.
+func optionalLines(r *imdsReader, path string) []string {
+	l := r.lines(path)
+	if IsKind(r.err, KindNotFound) {
+		r.err = nil
+		return nil
+	}
+	return l
+}
+
+// getMetadata reads one IMDS path as trimmed text.
+func getMetadata(ctx context.Context, md *imds.Client, url, path string) (string, error) {
+	out, err := md.GetMetadata(ctx, &imds.GetMetadataInput{Path: path})
+	if err != nil {
+		return "", imdsError(path, url, err)
+	}
+	defer out.Content.Close()
+	b, err := io.ReadAll(out.Content)
+	if err != nil {
+		return "", imdsError(path, url, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

@@ -1,0 +1,101 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"vpc-cni/pool"
+)
+
+// InstanceTypeInfo is the networking part of DescribeInstanceTypes.
+type InstanceTypeInfo struct {
+	InstanceType     string
+	MaxENIs          int // all network cards
+	MaxENIsCard0     int // the card this project attaches to; equals MaxENIs on single-card types
+	IPv4PerENI       int // the primary address included
+	NetworkCards     int
+	Hypervisor       string
+	BareMetal        bool
+	PrefixDelegation bool // nitro or bare metal: /28 prefixes are possible
+}
+
+// InstanceLimits reads the instance type's networking limits. They never
+// change for an instance, so callers fetch them once and store them.
+func (c *Client) InstanceLimits(ctx context.Context, instanceType string) (pool.Limits, InstanceTypeInfo, error) {
+	const action = "DescribeInstanceTypes"
+	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.DescribeInstanceTypesOutput, error) {
+		return api.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{
+			InstanceTypes: []types.InstanceType{types.InstanceType(instanceType)},
+		})
+	})
+	if err != nil {
+		return pool.Limits{}, InstanceTypeInfo{}, err
+	}
+	if len(out.InstanceTypes) == 0 || out.InstanceTypes[0].NetworkInfo == nil {
+		return pool.Limits{}, InstanceTypeInfo{}, &Error{Op: "ec2:" + action, Kind: KindNotFound,
+			Msg: fmt.Sprintf("EC2 does not know instance type %q", instanceType)}
+	}
+	info := typeInfo(out.InstanceTypes[0])
+	if info.MaxENIsCard0 < 1 || info.IPv4PerENI < 1 {
+		return pool.Limits{}, info, &Error{Op: "ec2:" + action, Kind: KindOther,
+			Msg: fmt.Sprintf("instance type %q has no usable ENI limits (%d ENIs, %d IPv4 per ENI)",
+				instanceType, info.MaxENIsCard0, info.IPv4PerENI)}
+	}
+	return pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}, info, nil
+}
+
+func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {
+	n := t.NetworkInfo
+	info := InstanceTypeInfo{
+		InstanceType: string(t.InstanceType),
+		MaxENIs:      int(aws.ToInt32(n.MaximumNetworkInterfaces)),
+		IPv4PerENI:   int(aws.ToInt32(n.Ipv4AddressesPerInterface)),
+		NetworkCards: max(1, int(aws.ToInt32(n.MaximumNetworkCards))),
+		Hypervisor:   string(t.Hypervisor),
+		BareMetal:    aws.ToBool(t.BareMetal),
+	}
+	info.MaxENIsCard0 = info.MaxENIs
+	for _, card := range n.NetworkCards {
+		if aws.ToInt32(card.NetworkCardIndex) == 0 && card.MaximumNetworkInterfaces != nil {
+			info.MaxENIsCard0 = min(info.MaxENIs, int(*card.MaximumNetworkInterfaces))
+		}
+	}
+	info.PrefixDelegation = info.Hypervisor == string(types.InstanceTypeHypervisorNitro) || info.BareMetal
+	return info
+}
+
+// Subnet is what DescribeSubnets says about one subnet.
+type Subnet struct {
+	ID, VPCID, AZ string
+	CIDR          netip.Prefix
+	Available     int // AvailableIpAddressCount
+	Tags          map[string]string
+}
+
+// Subnet describes one subnet (its CIDR and free address count).
+func (c *Client) Subnet(ctx context.Context, subnetID string) (Subnet, error) {
+	const action = "DescribeSubnets"
+	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.DescribeSubnetsOutput, error) {
+		return api.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{subnetID}})
+	})
+	if err != nil {
+		return Subnet{}, err
+	}
+	if len(out.Subnets) == 0 {
+		return Subnet{}, &Error{Op: "ec2:" + action, Kind: KindNotFound, Msg: fmt.Sprintf("subnet %s not found", subnetID)}
+	}
+	s := out.Subnets[0]
+	cidr, err := netip.ParsePrefix(aws.ToString(s.CidrBlock))
+	if err != nil {
+		return Subnet{}, ec2Error(action, "", fmt.Errorf("subnet %s: bad CIDR: %w", subnetID, err))
+	}
+	return Subnet{
+		ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone),
+		CIDR: cidr, Available: int(aws.ToInt32(s.AvailableIpAddressCount)), Tags: tagMap(s.Tags),
+	}, nil
+}

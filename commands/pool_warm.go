@@ -1,0 +1,153 @@
+package commands
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+func poolCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "pool",
+		Usage:       "show and size the warm pool",
+		Subcommands: []*cli.Command{poolStatusCommand(), poolWarmCommand()},
+	}
+}
+
+// targetFlags maps each `pool warm` flag to the knob it overrides.
+var targetFlags = []struct {
+	flag, knob string
+	field      func(*settings.Overrides) **int
+}{
+	{"ip-target", settings.WarmIPTarget, func(o *settings.Overrides) **int { return &o.WarmIP }},
+	{"min-ip-target", settings.MinIPTarget, func(o *settings.Overrides) **int { return &o.MinIP }},
+	{"eni-target", settings.WarmENITarget, func(o *settings.Overrides) **int { return &o.WarmENI }},
+	{"prefix-target", settings.WarmPrefixTarget, func(o *settings.Overrides) **int { return &o.WarmPrefix }},
+}
+
+func poolWarmCommand() *cli.Command {
+	flags := []cli.Flag{}
+	for _, tf := range targetFlags {
+		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node"})
+	}
+	flags = append(flags,
+		&cli.BoolFlag{Name: "reset", Usage: "drop every persisted override (the environment and defaults apply again)"},
+		&cli.BoolFlag{Name: "no-reconcile", Usage: "only persist; let the next reconcile act on it"},
+		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the reconcile"},
+		outputFlag("table"))
+	return &cli.Command{
+		Name:  "warm",
+		Usage: "persist warm-pool targets for this node and reconcile at once",
+		Description: `Overrides win over the environment and defaults until --reset; a flag of one
+invocation wins over them all.
+
+Examples:
+   vpcctl pool warm --ip-target 5               # keep exactly 5 free addresses
+   vpcctl pool warm --ip-target 5 --min-ip-target 10
+   vpcctl pool warm --reset --no-reconcile`,
+		Flags:  flags,
+		Before: noArgs,
+		Action: poolWarm,
+	}
+}
+
+func poolWarm(c *cli.Context) error {
+	if _, err := format(c); err != nil {
+		return err
+	}
+	given, err := overridesFromFlags(c)
+	if err != nil {
+		return err
+	}
+	if given.Empty() && !c.Bool("reset") {
+		return usagef("pool warm: give at least one of --ip-target, --min-ip-target, --eni-target, --prefix-target, or --reset")
+	}
+	st, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	eff, err := persistOverrides(st, given, c.Bool("reset"))
+	if err != nil {
+		return err
+	}
+	var rep *reconcile.Report
+	if !c.Bool("no-reconcile") {
+		if rep, err = runReconcile(c, settings.Overrides{}, false, true); err != nil {
+			return err
+		}
+	}
+	status, err := loadStatus(st, time.Now())
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Targets   []settings.Value  `json:"targets"`
+		Reconcile *reconcile.Report `json:"reconcile,omitempty"`
+		Pool      PoolStatus        `json:"pool"`
+	}{eff.Values, rep, status}
+	return render(c, out, func(t *table) {
+		t.row("TARGET", "VALUE", "SOURCE")
+		for _, v := range eff.Values {
+			t.row(v.Name, dash(v.Value), v.Source)
+		}
+		t.blank()
+		if rep != nil {
+			reportRows(t, rep)
+			t.blank()
+		}
+		if status.Initialized {
+			statusTable(t, status)
+		}
+	})
+}
+
+func overridesFromFlags(c *cli.Context) (settings.Overrides, error) {
+	var o settings.Overrides
+	for _, tf := range targetFlags {
+		if !c.IsSet(tf.flag) {
+			continue
+		}
+		n := c.Int(tf.flag)
+		if n < 0 {
+			return o, usagef("--%s %d: must be 0 or more", tf.flag, n)
+		}
+		*tf.field(&o) = &n
+	}
+	return o, nil
+}
+
+// persistOverrides validates the new overrides against the whole
+// configuration before writing them, so a bad combination changes nothing.
+func persistOverrides(st *store.Store, given settings.Overrides, reset bool) (settings.Effective, error) {
+	var eff settings.Effective
+	err := st.Update(func(tx *store.Tx) error {
+		s, err := tx.Settings()
+		if err != nil {
+			return err
+		}
+		merged := reconcile.OverridesOf(s)
+		if reset {
+			merged = settings.Overrides{}
+		}
+		for _, tf := range targetFlags {
+			if v := *tf.field(&given); v != nil {
+				*tf.field(&merged) = v
+			}
+		}
+		if eff, err = settings.Resolve(envLookup, merged, settings.Overrides{}); err != nil {
+			return asUsage(err)
+		}
+		s.Overrides = reconcile.StoreOverrides(merged)
+		s.UpdatedAt = time.Now()
+		return tx.PutSettings(s)
+	})
+	if err != nil {
+		return eff, fmt.Errorf("pool warm: %w", err)
+	}
+	return eff, nil
+}

@@ -1,0 +1,113 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+func reconcileCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reconcile",
+		Usage: "bring the warm pool to its targets with EC2 (one short pass)",
+		Description: `Reads EC2's truth for this node, plans, runs the EC2 calls and records the result.
+Run it from a systemd timer or cron; vpcctl pool warm and the plugin start it too.
+Exit codes: 0 done (also when another reconcile holds the lock), 1 failed, 2 bad usage or config.
+
+Examples:
+   vpcctl reconcile
+   vpcctl reconcile --dry-run -o json
+   vpcctl reconcile --wait --timeout 2m`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
+			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
+			outputFlag("table"),
+		},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			if _, err := format(c); err != nil {
+				return err
+			}
+			rep, err := runReconcile(c, settings.Overrides{}, c.Bool("dry-run"), c.Bool("wait"))
+			if rep != nil {
+				if rerr := renderReport(c, rep); rerr != nil {
+					return rerr
+				}
+			}
+			return err
+		},
+	}
+}
+
+// runReconcile takes the lock (unless dry-run) and makes one pass. A held
+// lock without --wait is not a failure: the other pass does the work.
+func runReconcile(c *cli.Context, flags settings.Overrides, dryRun, wait bool) (*reconcile.Report, error) {
+	st, err := openStore(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	if !dryRun {
+		unlock, held, err := st.LockReconcile(wait, c.Duration("timeout"))
+		if err != nil {
+			return nil, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
+		}
+		if !held {
+			fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
+			return nil, nil
+		}
+		defer unlock()
+	}
+	runner, err := newRunner(ctx, st, flags)
+	if err != nil {
+		return nil, classifyRunError(err)
+	}
+	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
+	return rep, classifyRunError(err)
+}
+
+func renderReport(c *cli.Context, rep *reconcile.Report) error {
+	return render(c, rep, func(t *table) { reportRows(t, rep) })
+}
+
+func reportRows(t *table, rep *reconcile.Report) {
+	{
+		f := rep.Plan.Figures
+		t.row("POLICY", f.Policy)
+		t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
+			f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess))
+		if len(rep.Plan.Actions) == 0 {
+			t.row("PLAN", "nothing to do: the pool is at its targets")
+		}
+		for i, a := range rep.Plan.Actions {
+			t.row(fmt.Sprintf("ACTION %d", i+1), describeAction(a))
+		}
+		verb := "EC2 CALLS"
+		if rep.DryRun {
+			verb = "WOULD CALL"
+		}
+		t.row(verb, countCalls(rep.Calls))
+		for _, f := range rep.Findings {
+			t.row("FOUND", f.Message)
+		}
+		for _, f := range rep.Failed {
+			t.row("FAILED", f)
+		}
+		t.row("TOOK", rep.Duration.Round(time.Millisecond))
+	}
+}
+
+// overridesFromStore reads the persisted `pool warm` overrides.
+func overridesFromStore(st *store.Store) (settings.Overrides, error) {
+	var s store.Settings
+	err := st.View(func(tx *store.Tx) (err error) { s, err = tx.Settings(); return err })
+	return reconcile.OverridesOf(s), err
+}

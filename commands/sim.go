@@ -1,0 +1,135 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/cloud/ec2sim"
+)
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sim",
+		Usage: "the built-in EC2 and IMDS emulator, for trying vpc-cni without an AWS account",
+		Subcommands: []*cli.Command{
+			simServeCommand(),
+			simCallsCommand(),
+		},
+	}
+}
+
+func simServeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve EC2 and IMDS for one simulated node on loopback until interrupted",
+		Description: `Prints the environment that points vpcctl (or any aws-sdk-go-v2 program) at it.
+
+Example:
+   vpcctl sim serve --listen 127.0.0.1:8940 --instance-type t3.small --env-file /tmp/sim.env &
+   . /tmp/sim.env && vpcctl --state-dir /tmp/vpc reconcile`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8940", Usage: "address to listen on (loopback)"},
+			&cli.StringFlag{Name: "instance-type", Value: "t3.small", Usage: "the simulated instance's type (limits from the built-in table)"},
+			&cli.StringFlag{Name: "subnet-cidr", Value: "100.64.0.0/20", Usage: "the node's subnet, inside 100.64.0.0/10"},
+			&cli.StringFlag{Name: "link-netns", Usage: "network namespace path where attached ENIs appear as dummy links (root)"},
+			&cli.StringFlag{Name: "env-file", Usage: "also write the environment lines to this file"},
+		},
+		Before: noArgs,
+		Action: simServe,
+	}
+}
+
+func simServe(c *cli.Context) error {
+	subnet, err := netip.ParsePrefix(c.String("subnet-cidr"))
+	if err != nil {
+		return usagef("--subnet-cidr %q: %v", c.String("subnet-cidr"), err)
+	}
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: c.String("instance-type"), SubnetCIDR: subnet,
+		LinkNetns: c.String("link-netns")})
+	if err != nil {
+		return asUsage(err)
+	}
+	if err := sim.Start(c.String("listen")); err != nil {
+		return fmt.Errorf("sim: listening on %s: %w", c.String("listen"), err)
+	}
+	defer sim.Close()
+	var lines strings.Builder
+	for _, kv := range sim.Env() {
+		fmt.Fprintf(&lines, "export %s\n", kv)
+	}
+	fmt.Fprint(c.App.Writer, lines.String())
+	if f := c.String("env-file"); f != "" {
+		if err := os.WriteFile(f, []byte(lines.String()), 0o600); err != nil {
+			return fmt.Errorf("sim: writing %s: %w", f, err)
+		}
+	}
+	fmt.Fprintf(c.App.ErrWriter, "vpcctl sim: serving EC2 and IMDS for %s at %s; Ctrl-C to stop\n", c.String("instance-type"), sim.URL())
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	<-stop
+	return nil
+}
+
+func simCallsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "calls",
+		Usage: "show how many calls of each EC2 action (and IMDS) a running emulator served",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "url", EnvVars: []string{"AWS_ENDPOINT_URL_EC2"}, Usage: "the emulator's URL"},
+			outputFlag("table"),
+		},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			if _, err := format(c); err != nil {
+				return err
+			}
+			if c.String("url") == "" {
+				return usagef("sim calls: give --url or set AWS_ENDPOINT_URL_EC2")
+			}
+			counts, err := fetchCounters(c.String("url"))
+			if err != nil {
+				return err
+			}
+			return render(c, counts, func(t *table) {
+				keys := make([]string, 0, len(counts))
+				for k := range counts {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				t.row("ACTION", "CALLS")
+				for _, k := range keys {
+					t.row(k, counts[k])
+				}
+			})
+		},
+	}
+}
+
+func fetchCounters(url string) (map[string]int, error) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(strings.TrimRight(url, "/") + "/_sim/counters")
+	if err != nil {
+		return nil, fmt.Errorf("sim calls: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("sim calls: %s answered %s", url, resp.Status)
+	}
+	counts := map[string]int{}
+	if err := json.Unmarshal(body, &counts); err != nil {
+		return nil, fmt.Errorf("sim calls: reading the counters: %w", err)
+	}
+	return counts, nil
+}

@@ -1,0 +1,86 @@
+package netns
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+// BenchmarkPodWiring times one ADD's wiring (SetupPod), CHECK (CheckPod) and
+// DEL's (TeardownPod) on a node that already carries the rules of `others`
+// pods, since SetupPod reads the rule list.
+func BenchmarkPodWiring(b *testing.B) {
+	for _, others := range []int{0, 250} {
+		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
+			node := newNode(b)
+			_, p := newPod(b, "bench", "100.64.7.7", 3)
+			inNS(b, node, func() error { return addOtherPodsRules(others) })
+			var setup, check, teardown time.Duration
+			inNS(b, node, func() error {
+				b.ResetTimer()
+				for range b.N {
+					start := time.Now()
+					if _, err := SetupPod(p); err != nil {
+						return err
+					}
+					setup += time.Since(start)
+					start = time.Now()
+					if err := CheckPod(p); err != nil {
+						return err
+					}
+					check += time.Since(start)
+					start = time.Now()
+					if err := TeardownPod(p); err != nil {
+						return err
+					}
+					teardown += time.Since(start)
+				}
+				return nil
+			})
+			n := float64(b.N) * float64(time.Millisecond)
+			b.ReportMetric(float64(setup)/n, "ms/setup")
+			b.ReportMetric(float64(check)/n, "ms/check")
+			b.ReportMetric(float64(teardown)/n, "ms/teardown")
+		})
+	}
+}
+
+// addOtherPodsRules adds the 512 and 1536 rules n other pods would have.
+func addOtherPodsRules(n int) error {
+	base := netip.MustParseAddr("100.65.0.1")
+	for range n {
+		for _, s := range []ruleSpec{toPodRule(base), fromPodRule(base, 2)} {
+			if err := netlink.RuleAdd(s.netlinkRule()); err != nil {
+				return err
+			}
+		}
+		base = base.Next()
+	}
+	return nil
+}
+
+// BenchmarkSetupENI times one reconcile's SetupENI of an ENI already set up.
+func BenchmarkSetupENI(b *testing.B) {
+	node := newNode(b)
+	vpc := newNetNS(b)
+	inNS(b, node, func() error {
+		mac, err := net.ParseMAC(testENI.MAC)
+		if err != nil {
+			return err
+		}
+		if _, err := addENILink("ens6", mac, vpc); err != nil {
+			return err
+		}
+		b.ResetTimer()
+		for range b.N {
+			if err := SetupENI(testENI); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

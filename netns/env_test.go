@@ -1,0 +1,235 @@
+package netns
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/containernetworking/plugins/pkg/testutils"
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+)
+
+// Everything kernel-facing here happens in namespaces the test makes: a
+// "node" netns standing in for the host and one netns per pod.
+
+func requireRoot(tb testing.TB) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("needs root: creates network namespaces")
+	}
+}
+
+// newNetNS makes a named netns that is removed when the test ends.
+func newNetNS(tb testing.TB) ns.NetNS {
+	tb.Helper()
+	requireRoot(tb)
+	n, err := testutils.NewNS()
+	if err != nil {
+		tb.Fatalf("create netns: %v", err)
+	}
+	tb.Cleanup(func() { deleteNetNS(n) })
+	return n
+}
+
+// deleteNetNS drops our references; the kernel then destroys the namespace
+// and every link in it. Safe to call twice.
+func deleteNetNS(n ns.NetNS) {
+	_ = n.Close()
+	_ = testutils.UnmountNS(n)
+}
+
+// inNS runs fn with the calling thread inside n and fails the test on error.
+func inNS(tb testing.TB, n ns.NetNS, fn func() error) {
+	tb.Helper()
+	if err := n.Do(func(ns.NetNS) error { return fn() }); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// nodePrimaryIP is the simulated primary ENI's address in the node netns:
+// the source of node-to-pod traffic.
+var nodePrimaryIP = netip.MustParseAddr("100.64.0.10")
+
+// newNode makes a node netns: lo up, a primary "ENI" (one end of a veth pair
+// whose other end sits in a VPC netns) holding nodePrimaryIP/24, and IPv4
+// forwarding on so pods can reach each other through it.
+func newNode(tb testing.TB) ns.NetNS {
+	tb.Helper()
+	node, vpc := newNetNS(tb), newNetNS(tb)
+	inNS(tb, node, func() error {
+		if err := refuseOriginalNetNS(); err != nil {
+			return err
+		}
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		if err := netlink.LinkSetUp(lo); err != nil {
+			return err
+		}
+		eth0, err := addENILink("eth0", nil, vpc)
+		if err != nil {
+			return err
+		}
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: ipOf(nodePrimaryIP), Mask: net.CIDRMask(24, 32)}}
+		if err := netlink.AddrAdd(eth0, addr); err != nil {
+			return err
+		}
+		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644)
+	})
+	return node
+}
+
+// addENILink creates, in the calling thread's netns, a stand-in for an ENI:
+// a veth end (the kernel here has no dummy driver) whose peer lives in vpc.
+// A nil mac lets the kernel choose.
+func addENILink(name string, mac net.HardwareAddr, vpc ns.NetNS) (netlink.Link, error) {
+	veth := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: name, HardwareAddr: mac, TxQLen: -1},
+		PeerName:      "vpc-" + name,
+		PeerNamespace: netlink.NsFd(int(vpc.Fd())),
+	}
+	if err := netlink.LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("create ENI stand-in %s: %w", name, err)
+	}
+	if err := setUpIn(vpc, "vpc-"+name); err != nil {
+		return nil, err
+	}
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, err
+	}
+	return l, netlink.LinkSetUp(l)
+}
+
+// setUpIn sets the link called name in netns n up.
+func setUpIn(n ns.NetNS, name string) error {
+	h, err := netlink.NewHandleAt(vnetns.NsHandle(n.Fd()))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	if err != nil {
+		return err
+	}
+	return h.LinkSetUp(l)
+}
+
+// refuseOriginalNetNS guards the sysctl writes and link changes of the test
+// set-up: they must never reach the namespace the test process started in.
+func refuseOriginalNetNS() error {
+	cur, err := vnetns.Get()
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	orig, err := vnetns.GetFromPath("/proc/self/ns/net")
+	if err != nil {
+		return err
+	}
+	defer orig.Close()
+	if cur.Equal(orig) {
+		return errors.New("refusing to change the test process's own network namespace")
+	}
+	return nil
+}
+
+// newPod makes a pod netns and the Pod that wires it into the node.
+func newPod(tb testing.TB, name, ip string, table int) (ns.NetNS, Pod) {
+	tb.Helper()
+	n := newNetNS(tb)
+	return n, Pod{
+		NetnsPath: n.Path(),
+		IfName:    "eth0",
+		HostVeth:  HostVethName("test", name),
+		MTU:       9001,
+		IP:        netip.MustParseAddr(ip),
+		Table:     table,
+	}
+}
+
+// ping sends one ICMP echo from inside n to dst and waits for the reply.
+func ping(n ns.NetNS, dst netip.Addr) error {
+	return n.Do(func(ns.NetNS) error { return pingHere(dst) })
+}
+
+func pingHere(dst netip.Addr) error {
+	conn, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
+	if err != nil {
+		return fmt.Errorf("open ICMP socket: %w", err)
+	}
+	defer conn.Close()
+	// A deadline so a broken path fails the test instead of hanging it.
+	if err := conn.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+		return err
+	}
+	id := uint16(os.Getpid())
+	if _, err := conn.WriteTo(echoRequest(id, 1), &net.IPAddr{IP: ipOf(dst)}); err != nil {
+		return fmt.Errorf("send echo to %s: %w", dst, err)
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			return fmt.Errorf("no echo reply from %s: %w", dst, err)
+		}
+		if isEchoReply(buf[:n], id, 1) && from.(*net.IPAddr).IP.Equal(ipOf(dst)) {
+			return nil
+		}
+		if isUnreachableFor(buf[:n], id, 1) {
+			return fmt.Errorf("%s unreachable (reported by %s)", dst, from)
+		}
+	}
+}
+
+func echoRequest(id, seq uint16) []byte {
+	b := []byte{8, 0, 0, 0, 0, 0, 0, 0, 'v', 'p', 'c', '-', 'c', 'n', 'i'}
+	binary.BigEndian.PutUint16(b[4:], id)
+	binary.BigEndian.PutUint16(b[6:], seq)
+	binary.BigEndian.PutUint16(b[2:], icmpChecksum(b))
+	return b
+}
+
+func isEchoReply(b []byte, id, seq uint16) bool {
+	return len(b) >= 8 && b[0] == 0 && b[1] == 0 &&
+		binary.BigEndian.Uint16(b[4:]) == id && binary.BigEndian.Uint16(b[6:]) == seq
+}
+
+// isUnreachableFor reports an ICMP destination-unreachable quoting our echo
+// request, so a broken path fails at once instead of at the deadline.
+func isUnreachableFor(b []byte, id, seq uint16) bool {
+	if len(b) < 8+20 || b[0] != 3 {
+		return false
+	}
+	quoted := b[8:]
+	ihl := int(quoted[0]&0x0f) * 4
+	if len(quoted) < ihl+8 {
+		return false
+	}
+	echo := quoted[ihl:]
+	return echo[0] == 8 && binary.BigEndian.Uint16(echo[4:]) == id && binary.BigEndian.Uint16(echo[6:]) == seq
+}
+
+func icmpChecksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+func vnetnsOf(n ns.NetNS) vnetns.NsHandle { return vnetns.NsHandle(n.Fd()) }

@@ -1,0 +1,122 @@
+package netns
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// HostState is what pod wiring left on the node, for `vpcctl gc` to compare
+// with the assignments it knows.
+type HostState struct {
+	Veths  []string    // links named eni* that are veths
+	Rules  []RuleInfo  // prio 512 and 1536 rules with a /32 selector
+	Routes []RouteInfo // main-table /32 routes through eni* veths
+}
+
+// RuleInfo is one pod rule: IP is the destination of a 512 rule and the
+// source of a 1536 rule.
+type RuleInfo struct {
+	Priority int
+	IP       netip.Addr
+	Table    int
+}
+
+// RouteInfo is one host route to a pod.
+type RouteInfo struct {
+	IP   netip.Addr
+	Veth string
+}
+
+// ListHost reads the node netns's pod veths, rules and routes, sorted.
+func ListHost() (st HostState, err error) {
+	err = withHost(func(h *netlink.Handle) error {
+		veths, err := listPodVeths(h)
+		if err != nil {
+			return err
+		}
+		for _, l := range veths {
+			st.Veths = append(st.Veths, l.Attrs().Name)
+		}
+		if st.Rules, err = listPodRules(h); err != nil {
+			return err
+		}
+		st.Routes, err = listPodRoutes(h, veths)
+		return err
+	})
+	return st, err
+}
+
+func listPodVeths(h *netlink.Handle) ([]netlink.Link, error) {
+	links, err := dump(h.LinkList)
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	var veths []netlink.Link
+	for _, l := range links {
+		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, VethPrefix) {
+			veths = append(veths, l)
+		}
+	}
+	slices.SortFunc(veths, func(a, b netlink.Link) int { return cmp.Compare(a.Attrs().Name, b.Attrs().Name) })
+	return veths, nil
+}
+
+func listPodRules(h *netlink.Handle) ([]RuleInfo, error) {
+	rules, err := listRules(h)
+	if err != nil {
+		return nil, err
+	}
+	var out []RuleInfo
+	for _, r := range rules {
+		sel := r.Src
+		switch {
+		case r.Priority == PrioToPod && r.Src == nil:
+			sel = r.Dst
+		case r.Priority == PrioFromPod && r.Dst == nil:
+		default:
+			continue
+		}
+		if ip, ok := addrOf32(sel); ok {
+			out = append(out, RuleInfo{Priority: r.Priority, IP: ip, Table: r.Table})
+		}
+	}
+	slices.SortFunc(out, func(a, b RuleInfo) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.IP.Compare(b.IP), cmp.Compare(a.Table, b.Table))
+	})
+	return out, nil
+}
+
+func listPodRoutes(h *netlink.Handle, veths []netlink.Link) ([]RouteInfo, error) {
+	names := map[int]string{}
+	for _, l := range veths {
+		names[l.Attrs().Index] = l.Attrs().Name
+	}
+	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(nil, unix.AF_INET) })
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	var out []RouteInfo
+	for _, r := range routes {
+		ip, ok := addrOf32(r.Dst)
+		if veth, ours := names[r.LinkIndex]; ok && ours {
+			out = append(out, RouteInfo{IP: ip, Veth: veth})
+		}
+	}
+	slices.SortFunc(out, func(a, b RouteInfo) int {
+		return cmp.Or(a.IP.Compare(b.IP), cmp.Compare(a.Veth, b.Veth))
+	})
+	return out, nil
+}
+
+// NetnsExists reports whether path is a network namespace (a bind mount
+// under /var/run/netns or a /proc/<pid>/ns/net of a live process).
+func NetnsExists(path string) bool {
+	return path != "" && ns.IsNSorErr(path) == nil
+}

@@ -1,0 +1,44 @@
+package netns
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"net"
+)
+
+// VethPrefix starts every host-side veth name (contract: as the reference).
+const VethPrefix = "eni"
+
+// HostVethName is the reference's host veth name: "eni" + the first 11 hex
+// digits of sha1("<pod namespace>.<pod name>"), 14 characters in all.
+func HostVethName(podNamespace, podName string) string {
+	return hashedName(podNamespace + "." + podName)
+}
+
+// HostVethNameFor is HostVethName, except that a runtime which sends no pod
+// namespace and name (plain CNI, not Kubernetes) gets a name derived from the
+// container ID, so two such containers never share a veth.
+func HostVethNameFor(podNamespace, podName, containerID string) string {
+	if podNamespace == "" && podName == "" {
+		return hashedName(containerID)
+	}
+	return HostVethName(podNamespace, podName)
+}
+
+func hashedName(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return VethPrefix + hex.EncodeToString(sum[:])[:11]
+}
+
+// randomMAC returns a locally administered unicast MAC. With 46 random bits a
+// clash among a node's few hundred links is negligible, so unlike the
+// reference we do not list the host's links to check.
+func randomMAC() (net.HardwareAddr, error) {
+	mac := make(net.HardwareAddr, 6)
+	if _, err := rand.Read(mac); err != nil {
+		return nil, err
+	}
+	mac[0] = (mac[0] | 0x02) &^ 0x01
+	return mac, nil
+}

@@ -1,0 +1,93 @@
+package netns
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// TeardownPod removes what SetupPod made: the pod interface (if its netns
+// still exists), the host veth (the pair goes together), the host route and
+// the pod's rules. It succeeds when any of these, or the netns itself, is
+// already gone. The pod end goes first so that a caller that lost the host
+// veth's name still gets a clean node.
+func TeardownPod(p Pod) error {
+	p.IP = p.IP.Unmap()
+	if err := removePodIf(p.NetnsPath, p.IfName); err != nil {
+		return err
+	}
+	return RemoveLeftover(p.HostVeth, p.IP)
+}
+
+func removePodIf(netnsPath, ifName string) error {
+	if ifName == "" || !NetnsExists(netnsPath) {
+		return nil
+	}
+	err := withPod(netnsPath, func(pod *netlink.Handle, _ vnetns.NsHandle) error {
+		return deleteVeth(pod, ifName)
+	})
+	if err != nil && NetnsExists(netnsPath) {
+		return fmt.Errorf("remove pod interface %s: %w", ifName, err)
+	}
+	return nil
+}
+
+// RemoveLeftover removes, in the node netns, the host veth named veth (when
+// not empty) and the routes and rules of ip (when valid). The rules of an
+// address that is still routed through another link are left alone: the
+// address has been handed to another pod, and the rules are now its.
+func RemoveLeftover(veth string, ip netip.Addr) error {
+	ip = ip.Unmap()
+	return withHost(func(h *netlink.Handle) error {
+		if veth != "" {
+			if err := deleteVeth(h, veth); err != nil {
+				return err
+			}
+		}
+		if !ip.Is4() {
+			return nil
+		}
+		reassigned, err := removeHostRoutes(h, ip, veth)
+		if err != nil || reassigned {
+			return err
+		}
+		rules, err := listRules(h)
+		if err != nil {
+			return err
+		}
+		if err := deleteRules(h, rules, toPodRule(ip)); err != nil {
+			return err
+		}
+		return deleteRules(h, rules, fromPodRule(ip, 0))
+	})
+}
+
+// removeHostRoutes deletes main-table routes to ip/32 through the link named
+// veth, or through no link any more; it reports whether one through another
+// link remains.
+func removeHostRoutes(h *netlink.Handle, ip netip.Addr, veth string) (reassigned bool, err error) {
+	filter := &netlink.Route{Dst: host32(ip), Table: MainTable}
+	routes, err := dump(func() ([]netlink.Route, error) {
+		return h.RouteListFiltered(unix.AF_INET, filter, netlink.RT_FILTER_DST|netlink.RT_FILTER_TABLE)
+	})
+	if err != nil {
+		return false, fmt.Errorf("list host routes to %s: %w", ip, err)
+	}
+	for _, r := range routes {
+		name := ""
+		if l, err := h.LinkByIndex(r.LinkIndex); err == nil {
+			name = l.Attrs().Name
+		}
+		if name != "" && name != veth {
+			reassigned = true
+			continue
+		}
+		if err := h.RouteDel(&r); err != nil && !isGone(err) {
+			return false, fmt.Errorf("delete host route %s/32: %w", ip, err)
+		}
+	}
+	return reassigned, nil
+}

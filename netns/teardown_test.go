@@ -1,0 +1,167 @@
+package netns
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+)
+
+func listHost(t *testing.T, node ns.NetNS) (st HostState) {
+	t.Helper()
+	inNS(t, node, func() (err error) {
+		st, err = ListHost()
+		return err
+	})
+	return st
+}
+
+func teardown(t *testing.T, node ns.NetNS, p Pod) {
+	t.Helper()
+	inNS(t, node, func() error { return TeardownPod(p) })
+}
+
+func TestTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
+	cases := map[string]func(t *testing.T, node, podNS ns.NetNS, p Pod){
+		"after setup, twice": func(t *testing.T, node, _ ns.NetNS, p Pod) {
+			wirePod(t, node, p)
+			teardown(t, node, p)
+			teardown(t, node, p)
+		},
+		"without setup": func(t *testing.T, node, _ ns.NetNS, p Pod) {
+			teardown(t, node, p)
+		},
+		"after the pod netns is deleted": func(t *testing.T, node, podNS ns.NetNS, p Pod) {
+			wirePod(t, node, p)
+			deleteNetNS(podNS)
+			teardown(t, node, p)
+			teardown(t, node, p)
+		},
+		"with the host veth name unknown": func(t *testing.T, node, podNS ns.NetNS, p Pod) {
+			wirePod(t, node, p)
+			p.HostVeth = ""
+			teardown(t, node, p) // the pod end goes, and its peer with it
+		},
+	}
+	for name, run := range cases {
+		t.Run(name, func(t *testing.T) {
+			node := newNode(t)
+			podNS, p := newPod(t, "down", "100.64.4.41", 3)
+			run(t, node, podNS, p)
+			if st := listHost(t, node); !reflect.DeepEqual(st, HostState{}) {
+				t.Errorf("left on the node: %+v", st)
+			}
+			if NetnsExists(p.NetnsPath) {
+				inNS(t, podNS, func() error {
+					if l, err := netlink.LinkByName(p.IfName); err == nil {
+						t.Errorf("pod interface %s still there", l.Attrs().Name)
+					}
+					return nil
+				})
+			}
+		})
+	}
+}
+
+func TestTeardownPodKeepsTheRulesOfAnAddressHandedToAnotherPod(t *testing.T) {
+	node := newNode(t)
+	_, old := newPod(t, "old", "100.64.4.42", 3)
+	_, cur := newPod(t, "new", "100.64.4.42", 3)
+	wirePod(t, node, old)
+	wirePod(t, node, cur)
+	teardown(t, node, old) // a late DEL for the old sandbox
+	inNS(t, node, func() error { return CheckPod(cur) })
+}
+
+func TestListHostAndRemoveLeftover(t *testing.T) {
+	node := newNode(t)
+	_, a := newPod(t, "a", "100.64.5.51", 0)
+	_, b := newPod(t, "b", "100.64.5.52", 3)
+	wirePod(t, node, a)
+	wirePod(t, node, b)
+	inNS(t, node, func() error {
+		// Links gc must not take for pod veths: a non-eni veth, and a
+		// non-veth named eni*.
+		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "cali1234", TxQLen: -1}, PeerName: "cali1234p"}); err != nil {
+			return err
+		}
+		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "enibridge", TxQLen: -1}})
+	})
+	vethA, vethB := a.HostVeth, b.HostVeth
+	first, second := vethA, vethB
+	if first > second {
+		first, second = second, first
+	}
+	want := HostState{
+		Veths: []string{first, second},
+		Rules: []RuleInfo{
+			{PrioToPod, a.IP, MainTable}, {PrioToPod, b.IP, MainTable}, {PrioFromPod, b.IP, 3},
+		},
+		Routes: []RouteInfo{{a.IP, vethA}, {b.IP, vethB}},
+	}
+	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListHost:\n got %+v\nwant %+v", got, want)
+	}
+
+	// A leak: pod A's veth vanished (its netns went) but DEL never came.
+	inNS(t, node, func() error {
+		l, err := netlink.LinkByName(vethA)
+		if err != nil {
+			return err
+		}
+		return netlink.LinkDel(l)
+	})
+	want = HostState{
+		Veths:  []string{vethB},
+		Rules:  want.Rules,
+		Routes: []RouteInfo{{b.IP, vethB}},
+	}
+	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListHost after the leak:\n got %+v\nwant %+v", got, want)
+	}
+
+	inNS(t, node, func() error { return RemoveLeftover("", a.IP) })
+	want.Rules = want.Rules[1:]
+	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListHost after RemoveLeftover of %s:\n got %+v\nwant %+v", a.IP, got, want)
+	}
+
+	inNS(t, node, func() error { return RemoveLeftover("", b.IP) }) // still routed: kept
+	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
+		t.Fatalf("RemoveLeftover removed the rules of %s, still routed to %s: %+v", b.IP, vethB, got)
+	}
+
+	inNS(t, node, func() error { return RemoveLeftover(vethB, b.IP) })
+	inNS(t, node, func() error { return RemoveLeftover(vethB, b.IP) })
+	if got := listHost(t, node); !reflect.DeepEqual(got, HostState{}) {
+		t.Fatalf("ListHost after removing everything: %+v", got)
+	}
+}
+
+func TestRemoveLeftoverRefusesALinkThatIsNotAVeth(t *testing.T) {
+	node := newNode(t)
+	inNS(t, node, func() error {
+		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "eninotveth", TxQLen: -1}})
+	})
+	var err error
+	inNS(t, node, func() error { err = RemoveLeftover("eninotveth", netip.Addr{}); return nil })
+	if err == nil {
+		t.Fatal("RemoveLeftover deleted a bridge")
+	}
+}
+
+func TestNetnsExists(t *testing.T) {
+	n := newNetNS(t)
+	if !NetnsExists(n.Path()) {
+		t.Errorf("NetnsExists(%s) = false for a live netns", n.Path())
+	}
+	path := n.Path()
+	deleteNetNS(n)
+	for _, p := range []string{path, "", "/nonexistent/netns", t.TempDir()} {
+		if NetnsExists(p) {
+			t.Errorf("NetnsExists(%q) = true", p)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package pool
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateNamesTheBadVariable(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"negative WARM_ENI_TARGET", func(c *Config) { c.WarmENITarget = -1 }, "WARM_ENI_TARGET"},
+		{"negative WARM_IP_TARGET", func(c *Config) { c.WarmIPTarget = -1 }, "WARM_IP_TARGET"},
+		{"negative MINIMUM_IP_TARGET", func(c *Config) { c.MinIPTarget = -3 }, "MINIMUM_IP_TARGET"},
+		{"negative WARM_PREFIX_TARGET", func(c *Config) { c.WarmPrefixTarget = -1 }, "WARM_PREFIX_TARGET"},
+		{"negative MAX_ENI", func(c *Config) { c.MaxENI = -1 }, "MAX_ENI"},
+		{"negative max pods", func(c *Config) { c.MaxPods = -1 }, "MAX_PODS"},
+		{"negative cooldown", func(c *Config) { c.Cooldown = -time.Second }, "IP_COOLDOWN_PERIOD"},
+		{"release delay equal to the cooldown", func(c *Config) { c.ReleaseDelay = c.Cooldown }, "release delay"},
+		{"release delay shorter than the cooldown", func(c *Config) { c.ReleaseDelay = time.Second }, "release delay"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Defaults()
+			tc.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v; want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateAcceptsDefaultsAndZeros(t *testing.T) {
+	c := Defaults()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	c.WarmENITarget, c.Cooldown, c.ReleaseDelay = 0, 0, time.Second
+	if err := c.Validate(); err != nil {
+		t.Fatalf("zero targets and no cooldown: %v", err)
+	}
+}
+
+func TestLimitsValidate(t *testing.T) {
+	for _, l := range []Limits{{0, 4}, {3, 1}, {-1, 50}} {
+		if l.Validate() == nil {
+			t.Errorf("%+v accepted", l)
+		}
+	}
+	if err := t3small.Validate(); err != nil {
+		t.Errorf("t3.small: %v", err)
+	}
+}
+
+func TestPodLimits(t *testing.T) {
+	cases := []struct {
+		name                     string
+		lim                      Limits
+		cfg                      Config
+		maxENIs, perENI, maxPods int
+		addrsPerENI              int
+	}{
+		{"t3.small", t3small, Config{}, 3, 3, 11, 3},
+		{"p3dn.24xlarge", p3dn24xl, Config{}, 15, 49, 737, 49},
+		{"p3dn.24xlarge with prefixes", p3dn24xl, Config{PrefixDelegation: true}, 15, 49, 737, 784},
+		{"MAX_ENI below the instance limit", p3dn24xl, Config{MaxENI: 4}, 4, 49, 737, 49},
+		{"MAX_ENI above the instance limit", t3small, Config{MaxENI: 8}, 3, 3, 11, 3},
+		{"max pods set", t3small, Config{MaxPods: 110}, 3, 3, 110, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, p, m := PodLimits(tc.lim, tc.cfg)
+			if e != tc.maxENIs || p != tc.perENI || m != tc.maxPods || AddrsPerENI(tc.lim, tc.cfg) != tc.addrsPerENI {
+				t.Fatalf("got %d %d %d %d; want %d %d %d %d", e, p, m, AddrsPerENI(tc.lim, tc.cfg),
+					tc.maxENIs, tc.perENI, tc.maxPods, tc.addrsPerENI)
+			}
+		})
+	}
+}

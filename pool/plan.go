@@ -1,0 +1,60 @@
+package pool
+
+import (
+	"fmt"
+	"time"
+)
+
+// Compute returns the plan of EC2 actions that brings the pool to its
+// targets, the figures behind it and the ExcessSince to persist. It is pure
+// and deterministic: the same input always gives the same plan.
+func Compute(in Input) Plan {
+	p := newPolicy(in)
+	t := newTally(in.Snapshot, in.Now, in.Config.Cooldown, p.perENI)
+	d := p.need(&t)
+	plan := Plan{Figures: p.figures(&t, d)}
+	if d.units > 0 {
+		// Growing: nothing is excess. During a subnet back-off the figures
+		// still show the shortfall, but nothing is asked of EC2.
+		if !in.Now.Before(in.Snapshot.GrowBlockedUntil) {
+			plan.Actions = p.growActions(&t, d)
+		}
+		return plan
+	}
+	r := p.pickReleases(&t)
+	plan.Figures.Excess = r.addrs
+	since := in.Snapshot.ExcessSince
+	switch {
+	case r.empty():
+	case since.IsZero():
+		plan.ExcessSince = in.Now
+	case in.Now.Sub(since) < in.Config.ReleaseDelay:
+		plan.ExcessSince = since
+	default:
+		// Released: new excess must last a full delay again.
+		why := fmt.Sprintf("%s: %d free, %d held, %d excess for %s",
+			p.name, plan.Figures.Free, plan.Figures.Total, r.addrs, in.Now.Sub(since).Round(time.Second))
+		plan.Actions = p.releaseActions(&t, r, why)
+	}
+	return plan
+}
+
+func (p *policy) figures(t *tally, d demand) Figures {
+	mode := ModeSecondaryIP
+	if p.pd {
+		mode = ModePrefix
+	}
+	return Figures{
+		Mode:      mode,
+		Free:      t.free,
+		Cooling:   t.cooling,
+		Assigned:  t.assigned,
+		Releasing: t.releasing,
+		Total:     t.held(),
+		Shortfall: d.short,
+		ENIs:      len(p.in.Snapshot.ENIs),
+		MaxENIs:   p.maxENIs,
+		MaxPods:   p.maxPods,
+		Policy:    p.name,
+	}
+}

@@ -1,0 +1,164 @@
+package pool
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// releaseSet is what a pass would give back to EC2.
+type releaseSet struct {
+	blocks [][]int // by tally ENI index: the chosen block indexes, ascending
+	whole  []int   // tally ENI indexes to delete, highest device first
+	addrs  int     // addresses given back
+	n      int     // ENIs with blocks chosen
+}
+
+func (r *releaseSet) empty() bool { return r.n == 0 && len(r.whole) == 0 }
+
+// pickReleases chooses the excess to give back, highest device index ENI and
+// highest block first. Each candidate is kept only if the rule still asks for
+// no growth once it is gone, so a release is never followed by a grow. The
+// WARM_ENI_TARGET rule gives back whole ENIs only.
+func (p *policy) pickReleases(t *tally) releaseSet {
+	r := releaseSet{blocks: make([][]int, len(t.enis))}
+	for i := len(t.enis) - 1; i >= 0; i-- {
+		e := &t.enis[i]
+		if e.pos < 0 {
+			continue
+		}
+		if p.rule == eniTargetRule || e.slots == 0 {
+			p.tryWholeENI(t, i, &r)
+			continue
+		}
+		p.tryBlocks(t, i, &r)
+	}
+	return r
+}
+
+// tryWholeENI deletes an ENI (never the primary) that holds nothing a pod
+// uses and has no Unassign in flight, if the rule allows it.
+func (p *policy) tryWholeENI(t *tally, i int, r *releaseSet) {
+	e := &t.enis[i]
+	if e.primary || e.busy > 0 || e.releasing {
+		return
+	}
+	e.gone = true
+	t.free -= e.free
+	t.freePrefixes -= e.freePrefixes
+	if p.need(t).units > 0 {
+		e.gone = false
+		t.free += e.free
+		t.freePrefixes += e.freePrefixes
+		return
+	}
+	r.whole = append(r.whole, i)
+	r.addrs += e.free
+}
+
+// tryBlocks gives back the ENI's fully usable blocks, highest first, that the
+// rule can spare. An ENI left with nothing becomes a deletion instead.
+func (p *policy) tryBlocks(t *tally, i int, r *releaseSet) {
+	e := &t.enis[i]
+	blocks := p.in.Snapshot.ENIs[e.pos].Blocks
+	now, cooldown := p.in.Now, p.in.Config.Cooldown
+	var chosen []int
+	for b := len(blocks) - 1; b >= 0 && p.spare(t) > 0; b-- {
+		blk := &blocks[b]
+		if blk.Releasing {
+			continue
+		}
+		c := countBlock(blk, now, cooldown)
+		if !c.releasable(blk) {
+			continue
+		}
+		whole := c.wholeFreePrefix(blk)
+		if p.tryTake(t, e, c.free, whole) {
+			chosen = append(chosen, b)
+			r.addrs += c.free
+		}
+	}
+	switch {
+	case len(chosen) == 0:
+	case len(chosen) == len(blocks) && !e.primary:
+		e.gone = true // slots and addresses already taken out of t
+		r.whole = append(r.whole, i)
+	default:
+		slices.Reverse(chosen)
+		r.blocks[i] = chosen
+		r.n++
+	}
+}
+
+// tryTake takes one block's addresses out of t and keeps them out if the rule
+// still asks for no growth.
+func (p *policy) tryTake(t *tally, e *eniTally, addrs int, wholePrefix bool) bool {
+	if addrs > p.spare(t) {
+		return false
+	}
+	fp := 0
+	if wholePrefix {
+		fp = 1
+	}
+	t.free -= addrs
+	t.freePrefixes -= fp
+	e.free -= addrs
+	e.freePrefixes -= fp
+	e.slots--
+	if p.need(t).units == 0 {
+		return true
+	}
+	t.free += addrs
+	t.freePrefixes += fp
+	e.free += addrs
+	e.freePrefixes += fp
+	e.slots++
+	return false
+}
+
+// spare is what the rule's excess allows to go, in addresses: for the IP
+// targets max(min(free-W, held-MIN), 0); for WARM_PREFIX_TARGET the free
+// addresses beyond its whole prefixes or the one address always kept free.
+// The WARM_ENI_TARGET rule is bounded by need alone.
+func (p *policy) spare(t *tally) int {
+	c := p.in.Config
+	switch p.rule {
+	case ipTargetRule:
+		return max(min(t.free-c.WarmIPTarget, t.held()-c.MinIPTarget), 0)
+	case prefixTargetRule:
+		return max(t.free-max(c.WarmPrefixTarget*PrefixSize, 1), 0)
+	}
+	return t.free
+}
+
+// releaseActions turns the set into one action per ENI, highest device first.
+func (p *policy) releaseActions(t *tally, r releaseSet, why string) []Action {
+	var acts []Action
+	for i := len(t.enis) - 1; i >= 0; i-- {
+		e := &t.enis[i]
+		if slices.Contains(r.whole, i) {
+			acts = append(acts, Action{
+				Kind: DeleteENI, ENIID: e.id, DeviceIndex: e.device,
+				Reason: fmt.Sprintf("%s; delete %s: nothing on it in use or cooling", why, e.id),
+			})
+			continue
+		}
+		chosen := r.blocks[i]
+		if len(chosen) == 0 {
+			continue
+		}
+		blocks := p.in.Snapshot.ENIs[e.pos].Blocks
+		cidrs := make([]netip.Prefix, 0, len(chosen))
+		prefixes := true
+		for _, b := range chosen {
+			cidrs = append(cidrs, blocks[b].CIDR)
+			prefixes = prefixes && blocks[b].IsPrefix()
+		}
+		acts = append(acts, Action{
+			Kind: Unassign, ENIID: e.id, DeviceIndex: e.device, Count: len(cidrs), Prefixes: prefixes,
+			Release: cidrs,
+			Reason:  fmt.Sprintf("%s; unassign %d blocks from %s", why, len(cidrs), e.id),
+		})
+	}
+	return acts
+}

@@ -1,0 +1,111 @@
+package pool
+
+import (
+	"slices"
+	"time"
+)
+
+// eniTally is one ENI reduced to the numbers the policy decides from.
+type eniTally struct {
+	pos          int // index in Snapshot.ENIs; -1 for a primary missing from the snapshot
+	id           string
+	device       int
+	primary      bool
+	slots        int  // blocks, Releasing ones included: each takes one IPv4 slot
+	free         int  // usable addresses in blocks that are not Releasing
+	busy         int  // assigned and still-cooling addresses: the ENI must stay
+	freePrefixes int  // prefixes whose 16 addresses are all usable
+	releasing    bool // an Unassign is in flight on it
+	gone         bool // deleted by a release being tried
+}
+
+// tally is the pool reduced to counts, in addresses. Releasing blocks are
+// neither held nor free, but they still take slots.
+type tally struct {
+	enis         []eniTally // ascending device index
+	free         int        // Free, or Cooling past the cooldown
+	cooling      int        // Cooling, cooldown not yet passed
+	assigned     int
+	releasing    int // addresses in Releasing blocks
+	freePrefixes int
+}
+
+func (t *tally) held() int { return t.free + t.cooling + t.assigned }
+
+// liveENIs counts ENIs not deleted by a release being tried.
+func (t *tally) liveENIs() int {
+	n := 0
+	for i := range t.enis {
+		if !t.enis[i].gone {
+			n++
+		}
+	}
+	return n
+}
+
+func newTally(s Snapshot, now time.Time, cooldown time.Duration, perENI int) tally {
+	t := tally{enis: make([]eniTally, 0, len(s.ENIs)+1)}
+	hasPrimary := false
+	for i := range s.ENIs {
+		e := &s.ENIs[i]
+		hasPrimary = hasPrimary || e.Primary()
+		t.enis = append(t.enis, t.addENI(i, e, now, cooldown))
+	}
+	if !hasPrimary {
+		// The instance always has its primary ENI: keep its slot in the
+		// ENI budget, and give it no room, since we know nothing of it.
+		t.enis = append(t.enis, eniTally{pos: -1, primary: true, slots: perENI})
+	}
+	slices.SortStableFunc(t.enis, func(a, b eniTally) int { return a.device - b.device })
+	return t
+}
+
+func (t *tally) addENI(pos int, e *ENI, now time.Time, cooldown time.Duration) eniTally {
+	et := eniTally{pos: pos, id: e.ID, device: e.DeviceIndex, primary: e.Primary(), slots: len(e.Blocks)}
+	for b := range e.Blocks {
+		blk := &e.Blocks[b]
+		if blk.Releasing {
+			et.releasing = true
+			t.releasing += len(blk.Addrs)
+			continue
+		}
+		c := countBlock(blk, now, cooldown)
+		et.free += c.free
+		et.busy += c.assigned + c.cooling
+		t.free += c.free
+		t.cooling += c.cooling
+		t.assigned += c.assigned
+		if c.wholeFreePrefix(blk) {
+			et.freePrefixes++
+			t.freePrefixes++
+		}
+	}
+	return et
+}
+
+type blockCount struct{ free, cooling, assigned int }
+
+func countBlock(b *Block, now time.Time, cooldown time.Duration) blockCount {
+	var c blockCount
+	for _, a := range b.Addrs {
+		switch {
+		case Usable(a, now, cooldown):
+			c.free++
+		case a.State == Cooling:
+			c.cooling++
+		case a.State == Assigned:
+			c.assigned++
+		}
+	}
+	return c
+}
+
+// releasable reports whether every address of the block is usable, so the
+// block may go back to EC2 without taking anything from a pod.
+func (c blockCount) releasable(b *Block) bool {
+	return len(b.Addrs) > 0 && c.free == len(b.Addrs)
+}
+
+func (c blockCount) wholeFreePrefix(b *Block) bool {
+	return b.IsPrefix() && c.releasable(b)
+}

@@ -1,0 +1,139 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+)
+
+// rule is the target rule in force; see the package documentation.
+type rule int
+
+const (
+	ipTargetRule     rule = iota // WARM_IP_TARGET and/or MINIMUM_IP_TARGET
+	prefixTargetRule             // prefix delegation, WARM_PREFIX_TARGET
+	eniTargetRule                // secondary IPs, WARM_ENI_TARGET
+)
+
+// policy holds what Compute derives from its input once.
+type policy struct {
+	in      Input
+	rule    rule
+	pd      bool
+	unit    int // addresses per unit of growth: 1, or 16 for a prefix
+	maxENIs int
+	perENI  int // slots per ENI
+	maxPods int
+	name    string // Figures.Policy
+}
+
+func newPolicy(in Input) *policy {
+	c := in.Config
+	p := &policy{in: in, pd: c.PrefixDelegation, unit: 1}
+	p.maxENIs, p.perENI, p.maxPods = PodLimits(in.Limits, c)
+	if p.pd {
+		p.unit = PrefixSize
+	}
+	switch {
+	case c.WarmIPTarget > 0 || c.MinIPTarget > 0:
+		p.rule = ipTargetRule
+		var parts []string
+		if c.WarmIPTarget > 0 {
+			parts = append(parts, fmt.Sprintf("WARM_IP_TARGET=%d", c.WarmIPTarget))
+		}
+		if c.MinIPTarget > 0 {
+			parts = append(parts, fmt.Sprintf("MINIMUM_IP_TARGET=%d", c.MinIPTarget))
+		}
+		p.name = strings.Join(parts, " ")
+	case p.pd:
+		p.rule = prefixTargetRule
+		p.name = fmt.Sprintf("WARM_PREFIX_TARGET=%d", c.WarmPrefixTarget)
+	default:
+		p.rule = eniTargetRule
+		p.name = fmt.Sprintf("WARM_ENI_TARGET=%d", c.WarmENITarget)
+	}
+	return p
+}
+
+// demand is what the rule asks of the pool as it stands.
+type demand struct {
+	short    int // addresses the rule asks for, before any limit (Figures.Shortfall)
+	units    int // what to grow, in units, within the ENI, slot and max-pods limits
+	eniLimit int // how many ENIs, lowest device index first, may take the growth
+}
+
+// need applies the rule to t. Releases are tried against it too: a release
+// is kept only if need still asks for nothing afterwards (no grow/free loop).
+func (p *policy) need(t *tally) demand {
+	d := demand{eniLimit: p.maxENIs}
+	var units int
+	switch p.rule {
+	case ipTargetRule:
+		w, m := p.in.Config.WarmIPTarget, p.in.Config.MinIPTarget
+		d.short = max(w-t.free, m-t.held(), 0)
+		units = ceilDiv(d.short, p.unit)
+	case prefixTargetRule:
+		units = max(p.in.Config.WarmPrefixTarget-t.freePrefixes, 0)
+		if units == 0 && t.free == 0 {
+			units = 1 // always keep one address free
+		}
+		d.short = units * PrefixSize
+	case eniTargetRule:
+		d.eniLimit = p.neededENIs(t)
+		units = p.fillRoom(t, d.eniLimit)
+		d.short = units
+	}
+	d.units = min(units, p.fillRoom(t, d.eniLimit), p.podRoom(t))
+	return d
+}
+
+// why gives the figures behind a growth, for its actions' Reason.
+func (p *policy) why(t *tally, d demand) string {
+	switch p.rule {
+	case ipTargetRule:
+		return fmt.Sprintf("%s: %d free, %d held, need %d more", p.name, t.free, t.held(), d.short)
+	case prefixTargetRule:
+		return fmt.Sprintf("%s: %d whole free prefixes, %d free, need %d more prefixes",
+			p.name, t.freePrefixes, t.free, d.short/PrefixSize)
+	}
+	return fmt.Sprintf("%s: %d in use or cooling, keep %d ENIs full, need %d more",
+		p.name, t.assigned+t.cooling, d.eniLimit, d.short)
+}
+
+// neededENIs is how many full ENIs WARM_ENI_TARGET asks for: the pods' and
+// cooling addresses plus WARM_ENI_TARGET ENIs' worth free, and at least one
+// free address, so WARM_ENI_TARGET=0 grows by whole ENIs only when needed.
+func (p *policy) neededENIs(t *tally) int {
+	want := t.assigned + t.cooling + max(p.in.Config.WarmENITarget*p.perENI, 1)
+	return min(max(ceilDiv(want, p.perENI), 1), p.maxENIs)
+}
+
+// fillRoom is the free slots on the first limit live ENIs, counting the ENIs
+// that may still be created up to limit.
+func (p *policy) fillRoom(t *tally, limit int) int {
+	room, seen := 0, 0
+	for i := range t.enis {
+		e := &t.enis[i]
+		if e.gone {
+			continue
+		}
+		if seen >= limit {
+			break
+		}
+		seen++
+		room += max(p.perENI-e.slots, 0)
+	}
+	return room + max(limit-seen, 0)*p.perENI
+}
+
+// podRoom is the growth max pods allows, in units. A prefix that crosses max
+// pods is still allowed, so pods up to max pods always fit.
+func (p *policy) podRoom(t *tally) int {
+	return ceilDiv(p.maxPods-t.held(), p.unit)
+}
+
+func (p *policy) unitName() string {
+	if p.pd {
+		return "prefixes"
+	}
+	return "addresses"
+}

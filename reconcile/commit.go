@@ -1,0 +1,139 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/store"
+)
+
+// subnetBackoff is how long growth pauses after the subnet ran out of
+// addresses or /28 prefixes (the reference's 120 s).
+const subnetBackoff = 2 * time.Minute
+
+// commit records what the EC2 calls achieved, in one transaction against the
+// store as it is now (pods may have come and gone meanwhile).
+func (r *Runner) commit(results []result, rep *Report) error {
+	now := r.now()
+	var firstErr error
+	err := r.Store.Update(func(tx *store.Tx) error {
+		for _, res := range results {
+			if err := applyResult(tx, res, now); err != nil {
+				return err
+			}
+			if res.Err != nil && firstErr == nil && !errors.Is(res.Err, errSkipped) {
+				firstErr = res.Err
+			}
+		}
+		return r.noteBackoff(tx, results, now)
+	})
+	if err != nil {
+		return fmt.Errorf("recording the results: %w", err)
+	}
+	return firstErr
+}
+
+func applyResult(tx *store.Tx, res result, now time.Time) error {
+	if err := countCall(tx, res, now); err != nil {
+		return err
+	}
+	if !res.Done && !settled(res) {
+		return nil // keep the intent (and releasing marks): the next pass repairs it
+	}
+	if err := tx.DeleteIntent(res.Intent); err != nil {
+		return err
+	}
+	if !res.Done {
+		if len(res.Release) > 0 {
+			return tx.MarkReleasing(res.ENIID, res.Release, false)
+		}
+		return nil
+	}
+	switch res.Kind {
+	case pool.CreateENI:
+		return tx.PutENI(eniFrom(*res.Created, now))
+	case pool.Assign:
+		var blocks []pool.Block
+		for _, cidr := range res.Blocks {
+			blocks = append(blocks, NewBlock(cidr, now))
+		}
+		return tx.AddBlocks(res.ENIID, blocks)
+	case pool.Unassign:
+		return tx.RemoveBlocks(res.ENIID, res.Release)
+	case pool.DeleteENI:
+		return tx.DeleteENI(res.ENIID)
+	}
+	return nil
+}
+
+// settled reports whether a failed step certainly changed nothing in EC2 (it
+// was never sent, or EC2 refused it), so its intent can go.
+func settled(res result) bool {
+	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign {
+		return true // an assign that did happen is adopted by the next merge
+	}
+	switch cloud.Classify(res.Err) {
+	case cloud.KindSubnetFull, cloud.KindLimit, cloud.KindUnauthorized, cloud.KindNoCredentials:
+		return true
+	}
+	return false
+}
+
+func countCall(tx *store.Tx, res result, now time.Time) error {
+	outcome := "ok"
+	if res.Err != nil {
+		outcome = "failed"
+	}
+	if err := tx.AddCounter(fmt.Sprintf("actions_%s_%s", res.Kind, outcome), 1); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("%s %s: %s", res.Kind, res.ENIID, res.Reason)
+	if res.Err != nil {
+		msg += ": failed: " + res.Err.Error()
+	}
+	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: msg})
+}
+
+// noteBackoff persists the subnet-exhaustion back-off so every process honours it.
+func (r *Runner) noteBackoff(tx *store.Tx, results []result, now time.Time) error {
+	for _, res := range results {
+		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull {
+			snap, err := tx.Snapshot()
+			if err != nil {
+				return err
+			}
+			why := "subnet exhausted: " + res.Err.Error()
+			return tx.PutPoolMeta(snap.ExcessSince, now.Add(subnetBackoff), why)
+		}
+	}
+	return nil
+}
+
+// eniFrom is the store's view of a freshly attached ENI: not ready until its
+// host side is set up.
+func eniFrom(t cloud.ENIInfo, now time.Time) pool.ENI {
+	e := pool.ENI{ID: t.ID, DeviceIndex: t.DeviceIndex, MAC: t.MAC, PrimaryIP: t.PrimaryIP,
+		SubnetID: t.SubnetID, CreatedAt: now, Ready: t.DeviceIndex == 0}
+	for _, cidr := range truthBlocks(t) {
+		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
+	}
+	return e
+}
+
+func (r *Runner) saveReport(rep *Report, err error) {
+	calls := map[string]int{}
+	for _, c := range rep.Calls {
+		calls[c]++
+	}
+	sr := store.ReconcileReport{Time: rep.Time, Duration: rep.Duration, Actions: len(rep.Plan.Actions), Calls: calls,
+		LastLeakSweep: rep.lastLeakSweep}
+	if err != nil {
+		sr.Error = err.Error()
+	}
+	if uerr := r.Store.Update(func(tx *store.Tx) error { return tx.PutReconcileReport(sr) }); uerr != nil {
+		r.log().Warn("saving the reconcile report", "err", uerr)
+	}
+}

@@ -1,0 +1,144 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/store"
+)
+
+// result is what one step achieved.
+type result struct {
+	step
+	Created *cloud.ENIInfo // CreateENI: the attached ENI
+	Blocks  []netip.Prefix // Assign: the new blocks
+	Done    bool
+	Err     error
+}
+
+// execute runs the steps in order. It stops at throttling (later steps would
+// only add load) and at subnet exhaustion for growth.
+func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, truth []cloud.ENIInfo, rep *Report) []result {
+	out := make([]result, 0, len(steps))
+	stopped := false
+	for _, s := range steps {
+		res := result{step: s}
+		if stopped {
+			res.Err = errSkipped
+			out = append(out, res)
+			continue
+		}
+		switch s.Kind {
+		case pool.CreateENI:
+			res.Created, res.Err = r.createENI(ctx, node, s, rep)
+		case pool.Assign:
+			rep.Calls = append(rep.Calls, "AssignPrivateIpAddresses")
+			res.Blocks, res.Err = r.Cloud.AssignAddresses(ctx, s.ENIID, s.Count, s.Prefixes)
+		case pool.Unassign:
+			rep.Calls = append(rep.Calls, "UnassignPrivateIpAddresses")
+			res.Err = r.Cloud.UnassignAddresses(ctx, s.ENIID, s.Release)
+		case pool.DeleteENI:
+			res.Err = r.deleteENI(ctx, node, s.ENIID, truth, rep)
+		}
+		res.Done = res.Err == nil
+		if res.Err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", s.Kind, s.ENIID, res.Err))
+			k := cloud.Classify(res.Err)
+			stopped = k == cloud.KindThrottled || k == cloud.KindSubnetFull || k == cloud.KindUnauthorized ||
+				k == cloud.KindNoCredentials || k == cloud.KindUnreachable || ctx.Err() != nil
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+var errSkipped = fmt.Errorf("skipped: an earlier call in this pass failed")
+
+// createENI creates the ENI with its addresses and tags in one call, attaches
+// it and sets delete-on-termination. A failed attach deletes the new ENI.
+func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Report) (*cloud.ENIInfo, error) {
+	rep.Calls = append(rep.Calls, "CreateNetworkInterface")
+	eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
+		SubnetID: node.SubnetID, Groups: node.SecurityGroups, Count: s.Count, Prefixes: s.Prefixes,
+		InstanceID: node.InstanceID, ClientToken: s.Intent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.Calls = append(rep.Calls, "AttachNetworkInterface")
+	attachment, err := r.Cloud.AttachENI(ctx, eni.ID, node.InstanceID, s.DeviceIndex)
+	if err != nil {
+		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
+		if derr := r.Cloud.DeleteENI(ctx, eni.ID); derr != nil {
+			return nil, fmt.Errorf("attach failed (%v) and so did deleting the new ENI %s: %w", err, eni.ID, derr)
+		}
+		return nil, err
+	}
+	rep.Calls = append(rep.Calls, "ModifyNetworkInterfaceAttribute")
+	if err := r.Cloud.SetDeleteOnTermination(ctx, eni.ID, attachment); err != nil {
+		// Not fatal: the ENI works; the leaked-ENI sweep covers a terminated instance.
+		r.log().Warn("delete-on-termination not set", "eni", eni.ID, "err", err)
+	}
+	eni.AttachmentID, eni.Attached, eni.DeviceIndex = attachment, true, s.DeviceIndex
+	return &eni, nil
+}
+
+// deleteENI tears down the host side, detaches and deletes. EC2 needs a moment
+// after the detach before the delete is accepted.
+func (r *Runner) deleteENI(ctx context.Context, node store.Node, eniID string, truth []cloud.ENIInfo, rep *Report) error {
+	info, attached := findENI(truth, eniID)
+	if r.Host != nil && attached {
+		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
+		if err := r.Host.TeardownENI(e, node.SubnetCIDR); err != nil {
+			r.log().Warn("host teardown", "eni", eniID, "err", err)
+		}
+	}
+	if attached && info.AttachmentID != "" {
+		rep.Calls = append(rep.Calls, "DetachNetworkInterface")
+		if err := r.Cloud.DetachENI(ctx, info.AttachmentID, false); err != nil && cloud.Classify(err) != cloud.KindNotFound {
+			return err
+		}
+	}
+	return r.deleteWhenDetached(ctx, eniID, rep)
+}
+
+func (r *Runner) deleteWhenDetached(ctx context.Context, eniID string, rep *Report) error {
+	wait := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
+		err := r.Cloud.DeleteENI(ctx, eniID)
+		if err == nil || cloud.Classify(err) == cloud.KindNotFound {
+			return nil
+		}
+		if !inUse(err) || attempt >= 8 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// inUse reports EC2's refusal to delete an ENI that is still detaching.
+func inUse(err error) bool {
+	var ce *cloud.Error
+	return errors.As(err, &ce) && strings.Contains(ce.Code, "InUse")
+}
+
+func findENI(truth []cloud.ENIInfo, id string) (cloud.ENIInfo, bool) {
+	for _, t := range truth {
+		if t.ID == id {
+			return t, t.Attached
+		}
+	}
+	return cloud.ENIInfo{}, false
+}

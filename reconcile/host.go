@@ -1,0 +1,71 @@
+package reconcile
+
+import (
+	"net/netip"
+
+	"vpc-cni/netns"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// setupHosts sets up the node side of every secondary ENI that is not ready
+// and marks it ready, so its addresses may be handed out. An ENI whose link
+// has not appeared yet stays not ready until a later pass.
+func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report) {
+	if r.Host == nil {
+		return
+	}
+	var snap pool.Snapshot
+	if err := r.Store.View(func(tx *store.Tx) (err error) { snap, err = tx.Snapshot(); return err }); err != nil {
+		return
+	}
+	var ready []string
+	for _, e := range snap.ENIs {
+		if e.Ready || e.Primary() {
+			continue
+		}
+		if err := r.Host.SetupENI(e, subnetOf(node, e), cfg.MTU); err != nil {
+			r.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
+			rep.Failed = append(rep.Failed, "host setup of "+e.ID+": "+err.Error())
+			continue
+		}
+		ready = append(ready, e.ID)
+	}
+	if len(ready) == 0 {
+		return
+	}
+	err := r.Store.Update(func(tx *store.Tx) error {
+		for _, id := range ready {
+			if err := tx.SetENIReady(id, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		rep.Failed = append(rep.Failed, "marking ENIs ready: "+err.Error())
+	}
+}
+
+func subnetOf(node store.Node, e pool.ENI) netip.Prefix {
+	if e.SubnetCIDR.IsValid() {
+		return e.SubnetCIDR
+	}
+	return node.SubnetCIDR
+}
+
+// KernelHost sets up ENIs in the network namespace the process runs in.
+type KernelHost struct{}
+
+func (KernelHost) SetupENI(e pool.ENI, subnet netip.Prefix, mtu int) error {
+	return netns.SetupENI(eniHost(e, subnet, mtu))
+}
+
+func (KernelHost) TeardownENI(e pool.ENI, subnet netip.Prefix) error {
+	return netns.TeardownENI(eniHost(e, subnet, 0))
+}
+
+func eniHost(e pool.ENI, subnet netip.Prefix, mtu int) netns.ENIHost {
+	return netns.ENIHost{MAC: e.MAC, MTU: mtu, PrimaryIP: e.PrimaryIP, SubnetCIDR: subnet, Table: e.DeviceIndex + 1}
+}

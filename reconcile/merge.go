@@ -1,0 +1,131 @@
+package reconcile
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+)
+
+// Finding is something the merge noticed that an operator should know.
+type Finding struct {
+	Kind    string // "adopted-eni", "adopted-block", "dropped-eni", "dropped-block", "lost-assignment"
+	Message string
+}
+
+// Merge makes the store's pool agree with EC2, which is the truth for
+// addresses: blocks EC2 has and the store lacks are adopted as free; blocks
+// the store has and EC2 lacks are dropped (an assigned address among them is
+// reported as lost). Address states the store knows are kept. Pure.
+func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, now time.Time) (pool.Snapshot, []Finding) {
+	var out pool.Snapshot = snap
+	out.ENIs = nil
+	var found []Finding
+	known := map[string]pool.ENI{}
+	for _, e := range snap.ENIs {
+		known[e.ID] = e
+	}
+	for _, t := range truth {
+		if !t.Attached {
+			continue
+		}
+		old, had := known[t.ID]
+		delete(known, t.ID)
+		if !had {
+			found = append(found, Finding{"adopted-eni", fmt.Sprintf("adopted ENI %s (device %d) found attached in EC2", t.ID, t.DeviceIndex)})
+			old = pool.ENI{ID: t.ID, CreatedAt: now}
+		}
+		eni, f := mergeENI(old, t, now)
+		found = append(found, f...)
+		out.ENIs = append(out.ENIs, eni)
+	}
+	for _, gone := range sortedENIs(known) {
+		found = append(found, Finding{"dropped-eni", fmt.Sprintf("ENI %s is no longer attached in EC2; dropped", gone.ID)})
+		found = append(found, lostAssignments(gone.Blocks)...)
+	}
+	slices.SortFunc(out.ENIs, func(a, b pool.ENI) int { return a.DeviceIndex - b.DeviceIndex })
+	return out, found
+}
+
+func mergeENI(old pool.ENI, t cloud.ENIInfo, now time.Time) (pool.ENI, []Finding) {
+	e := old
+	e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID = t.DeviceIndex, t.MAC, t.PrimaryIP, t.SubnetID
+	if e.Primary() {
+		e.Ready = true // the primary ENI's host side is the node's own
+	}
+	have := map[netip.Prefix]pool.Block{}
+	for _, b := range old.Blocks {
+		have[b.CIDR] = b
+	}
+	var found []Finding
+	e.Blocks = nil
+	for _, cidr := range truthBlocks(t) {
+		if b, ok := have[cidr]; ok {
+			e.Blocks = append(e.Blocks, b)
+			delete(have, cidr)
+			continue
+		}
+		found = append(found, Finding{"adopted-block", fmt.Sprintf("adopted %s on %s from EC2 as free", cidr, t.ID)})
+		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
+	}
+	for _, b := range sortedBlocks(have) {
+		found = append(found, Finding{"dropped-block", fmt.Sprintf("%s on %s is gone from EC2; dropped", b.CIDR, t.ID)})
+		found = append(found, lostAssignments([]pool.Block{b})...)
+	}
+	slices.SortFunc(e.Blocks, func(a, b pool.Block) int { return a.CIDR.Addr().Compare(b.CIDR.Addr()) })
+	return e, found
+}
+
+// truthBlocks lists the ENI's pod-usable blocks as EC2 reports them.
+func truthBlocks(t cloud.ENIInfo) []netip.Prefix {
+	var out []netip.Prefix
+	for _, ip := range t.Secondary {
+		if ip != t.PrimaryIP {
+			out = append(out, netip.PrefixFrom(ip, 32))
+		}
+	}
+	return append(out, t.Prefixes...)
+}
+
+// NewBlock is a block whose every address is free since now.
+func NewBlock(cidr netip.Prefix, now time.Time) pool.Block {
+	b := pool.Block{CIDR: cidr.Masked()}
+	for ip := b.CIDR.Addr(); b.CIDR.Contains(ip); ip = ip.Next() {
+		b.Addrs = append(b.Addrs, pool.Addr{IP: ip, State: pool.Free, Since: now})
+	}
+	return b
+}
+
+func lostAssignments(blocks []pool.Block) []Finding {
+	var out []Finding
+	for _, b := range blocks {
+		for _, a := range b.Addrs {
+			if a.State == pool.Assigned {
+				out = append(out, Finding{"lost-assignment",
+					fmt.Sprintf("address %s of %s is gone from EC2 while assigned; the pod must be recreated", a.IP, a.Owner)})
+			}
+		}
+	}
+	return out
+}
+
+func sortedENIs(m map[string]pool.ENI) []pool.ENI {
+	out := make([]pool.ENI, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b pool.ENI) int { return a.DeviceIndex - b.DeviceIndex })
+	return out
+}
+
+func sortedBlocks(m map[netip.Prefix]pool.Block) []pool.Block {
+	out := make([]pool.Block, 0, len(m))
+	for _, b := range m {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b pool.Block) int { return a.CIDR.Addr().Compare(b.CIDR.Addr()) })
+	return out
+}

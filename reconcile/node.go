@@ -1,0 +1,46 @@
+package reconcile
+
+import (
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+func nodeFrom(id cloud.Identity, limits pool.Limits, info cloud.InstanceTypeInfo, now time.Time) store.Node {
+	return store.Node{
+		InstanceID: id.InstanceID, InstanceType: id.InstanceType, Region: id.Region, AZ: id.AZ,
+		VPCID: id.VPCID, VPCCIDRs: id.VPCCIDRs, SubnetID: id.SubnetID, SubnetCIDR: id.SubnetCIDR,
+		PrimaryENI: id.PrimaryENI, PrimaryMAC: id.PrimaryMAC, PrimaryIP: id.PrimaryIP,
+		SecurityGroups: id.SecurityGroups, Limits: limits, Hypervisor: info.Hypervisor, LearnedAt: now,
+	}
+}
+
+// OverridesOf converts the persisted overrides to the settings form.
+func OverridesOf(s store.Settings) settings.Overrides {
+	o := s.Overrides
+	return settings.Overrides{WarmIP: o.WarmIP, MinIP: o.MinIP, WarmENI: o.WarmENI, WarmPrefix: o.WarmPrefix}
+}
+
+// StoreOverrides converts settings overrides to the persisted form.
+func StoreOverrides(o settings.Overrides) store.Overrides {
+	return store.Overrides{WarmIP: o.WarmIP, MinIP: o.MinIP, WarmENI: o.WarmENI, WarmPrefix: o.WarmPrefix}
+}
+
+// persistEffective records the configuration this pass acted on, so the
+// plugin (which runs with kubelet's environment) acts on the same.
+func persistEffective(tx *store.Tx, cfg settings.Effective, now time.Time) error {
+	s, err := tx.Settings()
+	if err != nil {
+		return err
+	}
+	s.Effective = cfg.Pool
+	s.Sources = map[string]string{}
+	for _, v := range cfg.Values {
+		s.Sources[v.Name] = string(v.Source)
+	}
+	s.UpdatedAt = now
+	return tx.PutSettings(s)
+}

@@ -1,0 +1,160 @@
+package reconcile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"reflect"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// mergeAndPlan merges EC2's truth into the store, plans, records the intents
+// and marks releasing blocks, all in one transaction so that concurrent ADDs
+// and DELs are never overwritten and a crash leaves intents to repair.
+func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, opts Options, rep *Report) ([]step, error) {
+	var plan pool.Plan
+	var steps []step
+	now := r.now()
+	body := func(tx *store.Tx) error {
+		snap, err := tx.Snapshot()
+		if err != nil {
+			return err
+		}
+		merged, findings := Merge(snap, truth, now)
+		rep.Findings = append(rep.Findings, findings...)
+		plan = pool.Compute(pool.Input{Limits: node.Limits, Config: cfg.Pool, Snapshot: merged, Now: now})
+		if opts.GrowOnly {
+			plan.Actions = growActions(plan.Actions)
+		}
+		rep.Plan = plan
+		if opts.DryRun {
+			rep.Calls = append(rep.Calls, callsOf(plan.Actions)...)
+			return nil
+		}
+		if err := writeMerge(tx, snap, merged, findings, now); err != nil {
+			return err
+		}
+		if err := persistEffective(tx, cfg, now); err != nil {
+			return err
+		}
+		if err := tx.PutPoolMeta(plan.ExcessSince, merged.GrowBlockedUntil, merged.GrowBlockedWhy); err != nil {
+			return err
+		}
+		steps, err = recordIntents(tx, merged, plan.Actions, now)
+		return err
+	}
+	if opts.DryRun {
+		return nil, r.Store.View(body)
+	}
+	return steps, r.Store.Update(body)
+}
+
+// step is one planned action with its intent id (also the EC2 ClientToken).
+type step struct {
+	pool.Action
+	Intent string
+}
+
+func growActions(actions []pool.Action) []pool.Action {
+	var out []pool.Action
+	for _, a := range actions {
+		if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// writeMerge persists only what the merge changed.
+func writeMerge(tx *store.Tx, before, after pool.Snapshot, findings []Finding, now time.Time) error {
+	old := map[string]pool.ENI{}
+	for _, e := range before.ENIs {
+		old[e.ID] = e
+	}
+	for _, e := range after.ENIs {
+		if o, ok := old[e.ID]; !ok || !reflect.DeepEqual(o, e) {
+			if err := tx.PutENI(e); err != nil {
+				return err
+			}
+		}
+		delete(old, e.ID)
+	}
+	for id := range old {
+		if err := tx.DeleteENI(id); err != nil {
+			return err
+		}
+	}
+	for _, f := range findings {
+		if err := tx.AddEvent(store.Event{Time: now, Kind: f.Kind, Message: f.Message}); err != nil {
+			return err
+		}
+		if err := tx.AddCounter("findings_"+f.Kind, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordIntents writes one intent per action and marks released blocks.
+func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, now time.Time) ([]step, error) {
+	var steps []step
+	for _, a := range actions {
+		if a.Kind == pool.DeleteENI && len(a.Release) == 0 {
+			a.Release = blocksOf(snap, a.ENIID)
+		}
+		in := store.Intent{ID: newToken(), Kind: a.Kind, ENIID: a.ENIID, DeviceIndex: a.DeviceIndex,
+			Count: a.Count, Prefixes: a.Prefixes, Blocks: a.Release, Started: now, Step: "planned"}
+		if err := tx.PutIntent(in); err != nil {
+			return nil, err
+		}
+		if len(a.Release) > 0 {
+			if err := tx.MarkReleasing(a.ENIID, a.Release, true); err != nil {
+				return nil, fmt.Errorf("marking %v on %s releasing: %w", a.Release, a.ENIID, err)
+			}
+		}
+		steps = append(steps, step{Action: a, Intent: in.ID})
+	}
+	return steps, nil
+}
+
+func blocksOf(snap pool.Snapshot, eniID string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, e := range snap.ENIs {
+		if e.ID == eniID {
+			for _, b := range e.Blocks {
+				out = append(out, b.CIDR)
+			}
+		}
+	}
+	return out
+}
+
+// callsOf lists the EC2 calls the actions make, for dry runs and reports.
+func callsOf(actions []pool.Action) []string {
+	var out []string
+	for _, a := range actions {
+		switch a.Kind {
+		case pool.CreateENI:
+			out = append(out, "CreateNetworkInterface", "AttachNetworkInterface", "ModifyNetworkInterfaceAttribute")
+		case pool.Assign:
+			out = append(out, "AssignPrivateIpAddresses")
+		case pool.Unassign:
+			out = append(out, "UnassignPrivateIpAddresses")
+		case pool.DeleteENI:
+			out = append(out, "DetachNetworkInterface", "DeleteNetworkInterface")
+		}
+	}
+	return out
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

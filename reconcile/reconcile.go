@@ -1,0 +1,180 @@
+// Package reconcile is the imperative shell around the pool policy: snapshot
+// the store, read EC2's truth, plan, record intents, run the EC2 calls, commit
+// the results, and set up host networking for new ENIs. One pass is a short
+// process; the reconcile lock makes passes take turns.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// Cloud is what a pass needs from EC2 and IMDS; *cloud.Client implements it.
+type Cloud interface {
+	Identity(ctx context.Context) (cloud.Identity, error)
+	InstanceLimits(ctx context.Context, instanceType string) (pool.Limits, cloud.InstanceTypeInfo, error)
+	InstanceENIs(ctx context.Context, instanceID string) ([]cloud.ENIInfo, error)
+	CreateENI(ctx context.Context, req cloud.CreateENIRequest) (cloud.ENIInfo, error)
+	AttachENI(ctx context.Context, eniID, instanceID string, deviceIndex int) (string, error)
+	SetDeleteOnTermination(ctx context.Context, eniID, attachmentID string) error
+	AssignAddresses(ctx context.Context, eniID string, count int, prefixes bool) ([]netip.Prefix, error)
+	UnassignAddresses(ctx context.Context, eniID string, blocks []netip.Prefix) error
+	DetachENI(ctx context.Context, attachmentID string, force bool) error
+	DeleteENI(ctx context.Context, eniID string) error
+	LeakedENIs(ctx context.Context, vpcID string, olderThan time.Duration, now time.Time) ([]cloud.ENIInfo, error)
+}
+
+// Host sets up and tears down the node side of secondary ENIs.
+type Host interface {
+	SetupENI(e pool.ENI, subnet netip.Prefix, mtu int) error
+	TeardownENI(e pool.ENI, subnet netip.Prefix) error
+}
+
+// Runner runs reconcile passes.
+type Runner struct {
+	Store *store.Store
+	Cloud Cloud
+	Host  Host               // nil: no host networking (ENIs stay not ready)
+	Env   settings.Lookup    // the environment the targets are read from
+	Flags settings.Overrides // this invocation's flags
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// Options shape one pass.
+type Options struct {
+	DryRun   bool // plan and print; make no EC2 mutation and change nothing
+	GrowOnly bool // inline grow from the plugin: no releases, no sweeps
+}
+
+// Report says what a pass did.
+type Report struct {
+	Time     time.Time          `json:"time"`
+	Duration time.Duration      `json:"duration"`
+	DryRun   bool               `json:"dryRun,omitempty"`
+	Plan     pool.Plan          `json:"plan"`
+	Calls    []string           `json:"calls"` // EC2 calls made (or, dry-run, that would be made)
+	Findings []Finding          `json:"findings,omitempty"`
+	Failed   []string           `json:"failed,omitempty"` // actions that did not complete, and why
+	Config   settings.Effective `json:"config"`
+
+	lastLeakSweep time.Time
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
+}
+
+// Run makes one pass. The caller holds the reconcile lock (except for dry runs).
+func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
+	start := r.now()
+	rep := &Report{Time: start, DryRun: opts.DryRun}
+	node, cfg, err := r.prepare(ctx, rep)
+	if err != nil {
+		return rep, err
+	}
+	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return rep, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+	}
+	if !opts.DryRun {
+		truth = r.repairIntents(ctx, node, truth, rep)
+	}
+	steps, err := r.mergeAndPlan(node, cfg, truth, opts, rep)
+	if err != nil || opts.DryRun {
+		rep.Duration = r.now().Sub(start)
+		return rep, err
+	}
+	results := r.execute(ctx, node, steps, truth, rep)
+	err = r.commit(results, rep)
+	r.setupHosts(node, cfg, rep)
+	if !opts.GrowOnly {
+		r.sweepLeaked(ctx, node, rep)
+	}
+	rep.Duration = r.now().Sub(start)
+	r.saveReport(rep, err)
+	return rep, err
+}
+
+// prepare learns the node once and resolves the effective configuration.
+func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings.Effective, error) {
+	var node store.Node
+	var known bool
+	var stored store.Settings
+	err := r.Store.View(func(tx *store.Tx) error {
+		var err error
+		if node, known, err = tx.Node(); err != nil {
+			return err
+		}
+		stored, err = tx.Settings()
+		return err
+	})
+	if errors.Is(err, store.ErrNotInitialized) {
+		err = nil // a fresh node: nothing learnt, nothing overridden yet
+	}
+	if err != nil {
+		return node, settings.Effective{}, err
+	}
+	cfg, err := settings.Resolve(r.Env, OverridesOf(stored), r.Flags)
+	if err != nil {
+		return node, cfg, ConfigError{err}
+	}
+	rep.Config = cfg
+	if !known {
+		if node, err = r.learnNode(ctx, rep); err != nil {
+			return node, cfg, err
+		}
+	}
+	return node, cfg, nil
+}
+
+// learnNode reads identity from IMDS and limits from DescribeInstanceTypes,
+// once: they never change for an instance.
+func (r *Runner) learnNode(ctx context.Context, rep *Report) (store.Node, error) {
+	id, err := r.Cloud.Identity(ctx)
+	if err != nil {
+		return store.Node{}, fmt.Errorf("learning the node from IMDS: %w", err)
+	}
+	limits, info, err := r.Cloud.InstanceLimits(ctx, id.InstanceType)
+	rep.Calls = append(rep.Calls, "DescribeInstanceTypes")
+	if err != nil {
+		return store.Node{}, fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
+	}
+	node := nodeFrom(id, limits, info, r.now())
+	if rep.DryRun {
+		return node, nil
+	}
+	return node, r.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
+}
+
+// ConfigError marks a bad configuration value (exit 2 in the CLI).
+type ConfigError struct{ Err error }
+
+func (c ConfigError) Error() string { return c.Err.Error() }
+func (c ConfigError) Unwrap() error { return c.Err }
+
+// IsConfigError reports whether err is a bad configuration value.
+func IsConfigError(err error) bool {
+	var c ConfigError
+	return errors.As(err, &c)
+}

@@ -1,0 +1,46 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"vpc-cni/store"
+)
+
+// Leaked ENIs (ours by tag, available, older than leakAge) are deleted, at
+// most leakBatch per pass and at most once per leakEvery.
+const (
+	leakAge   = 5 * time.Minute
+	leakEvery = time.Hour
+	leakBatch = 5
+)
+
+func (r *Runner) sweepLeaked(ctx context.Context, node store.Node, rep *Report) {
+	now := r.now()
+	var last store.ReconcileReport
+	_ = r.Store.View(func(tx *store.Tx) (err error) { last, _, err = tx.ReconcileReport(); return err })
+	if now.Sub(last.LastLeakSweep) < leakEvery {
+		rep.lastLeakSweep = last.LastLeakSweep
+		return
+	}
+	rep.lastLeakSweep = now
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	leaked, err := r.Cloud.LeakedENIs(ctx, node.VPCID, leakAge, now)
+	if err != nil {
+		rep.Failed = append(rep.Failed, "leaked-ENI sweep: "+err.Error())
+		return
+	}
+	for i, e := range leaked {
+		if i == leakBatch {
+			break
+		}
+		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
+		if err := r.Cloud.DeleteENI(ctx, e.ID); err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("deleting leaked ENI %s: %v", e.ID, err))
+			continue
+		}
+		rep.Findings = append(rep.Findings, Finding{"leaked-eni", fmt.Sprintf("deleted leaked ENI %s (tagged for %s)",
+			e.ID, e.Tags["node.k8s.amazonaws.com/instance_id"])})
+	}
+}

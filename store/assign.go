@@ -1,0 +1,144 @@
+package store
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// Assignment is one pod interface's address.
+type Assignment struct {
+	Key          string     `json:"key"` // "<containerID>/<ifName>"
+	ContainerID  string     `json:"containerId"`
+	IfName       string     `json:"ifName"`
+	Network      string     `json:"network,omitempty"`
+	IP           netip.Addr `json:"ip"`
+	ENIID        string     `json:"eniId"`
+	DeviceIndex  int        `json:"deviceIndex"`
+	Netns        string     `json:"netns,omitempty"`
+	PodNamespace string     `json:"podNamespace,omitempty"`
+	PodName      string     `json:"podName,omitempty"`
+	PodUID       string     `json:"podUid,omitempty"`
+	HostVeth     string     `json:"hostVeth,omitempty"`
+	Time         time.Time  `json:"time"`
+}
+
+// AssignmentKey is the key of a pod interface: "<containerID>/<ifName>".
+func AssignmentKey(containerID, ifName string) string { return containerID + "/" + ifName }
+
+// normalize fills Key from ContainerID and IfName (or the reverse).
+func (a Assignment) normalize() (Assignment, error) {
+	if a.Key == "" && a.ContainerID != "" && a.IfName != "" {
+		a.Key = AssignmentKey(a.ContainerID, a.IfName)
+	}
+	if a.Key == "" {
+		return a, fmt.Errorf("assignment without key or container ID and interface: %w", ErrInvalid)
+	}
+	if a.ContainerID == "" && a.IfName == "" {
+		a.ContainerID, a.IfName, _ = strings.Cut(a.Key, "/")
+	}
+	return a, nil
+}
+
+// Take gives the pod interface a.Key an address and records the assignment.
+// It is idempotent: if the key already holds an address, that assignment is
+// returned unchanged. Otherwise it picks as pool.PickAddress does: the
+// lowest device index ready ENI, lowest block, lowest address that is Free,
+// or Cooling for at least cooldown, in a block that is not Releasing. The
+// avail index is ordered that way, so the first usable entry is the choice.
+// ErrNoFreeAddress when there is none.
+func (t *Tx) Take(a Assignment, now time.Time, cooldown time.Duration) (Assignment, error) {
+	a, err := a.normalize()
+	if err != nil {
+		return a, err
+	}
+	if prev, ok, err := t.Assignment(a.Key); err != nil || ok {
+		return prev, err
+	}
+	cooling := 0
+	c := t.bucket(bAvail).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		state, since, err := decodeAvail(v)
+		if err != nil {
+			return a, err
+		}
+		if state == pool.Cooling && now.Before(since.Add(cooldown)) {
+			cooling++
+			continue
+		}
+		dev, ip, err := parseAvailKey(k)
+		if err != nil {
+			return a, err
+		}
+		return t.assign(a, dev, ip, now)
+	}
+	return a, fmt.Errorf("%w (%d cooling)", ErrNoFreeAddress, cooling)
+}
+
+func (t *Tx) assign(a Assignment, dev int, ip netip.Addr, now time.Time) (Assignment, error) {
+	rec, ok, err := t.addr(ip)
+	if err != nil {
+		return a, err
+	}
+	if !ok || (rec.State != pool.Free && rec.State != pool.Cooling) {
+		return a, fmt.Errorf("%s: avail index entry %s disagrees with the address (%v): %w", t.path, ip, rec.State, ErrInconsistent)
+	}
+	rec.State, rec.Owner, rec.Since = pool.Assigned, a.Key, now
+	raw, err := rec.encode()
+	if err != nil {
+		return a, err
+	}
+	if err := t.bucket(bAddrs).Put(ipKey(ip), raw); err != nil {
+		return a, err
+	}
+	if err := t.bucket(bAvail).Delete(availKey(dev, ip)); err != nil {
+		return a, err
+	}
+	a.IP, a.ENIID, a.DeviceIndex, a.Time = ip, rec.ENIID, dev, now
+	return a, t.putJSON(bAssignments, []byte(a.Key), a)
+}
+
+// Give returns key's address to the pool: it becomes Cooling since now and
+// the assignment is deleted. An unknown key returns ok false and no error.
+func (t *Tx) Give(key string, now time.Time) (a Assignment, ok bool, err error) {
+	if a, ok, err = t.Assignment(key); err != nil || !ok {
+		return a, ok, err
+	}
+	if err := t.bucket(bAssignments).Delete([]byte(key)); err != nil {
+		return a, false, err
+	}
+	rec, found, err := t.addr(a.IP)
+	if err != nil || !found || rec.State != pool.Assigned || rec.Owner != key {
+		return a, true, err // the address went away (ENI removed) or is not ours
+	}
+	e, err := t.mustENI(rec.ENIID)
+	if err != nil {
+		return a, true, err
+	}
+	blk, _, err := t.block(rec.ENIID, rec.Block)
+	if err != nil {
+		return a, true, err
+	}
+	rec.State, rec.Since, rec.Owner = pool.Cooling, now, ""
+	return a, true, t.putAddr(e, blk.Releasing, a.IP, rec)
+}
+
+// Assignment returns the assignment of key; ok is false if there is none.
+func (t *Tx) Assignment(key string) (a Assignment, ok bool, err error) {
+	ok, err = t.getJSON(bAssignments, []byte(key), &a)
+	return a, ok, err
+}
+
+// Assignments lists every assignment, by key.
+func (t *Tx) Assignments() ([]Assignment, error) {
+	var out []Assignment
+	err := t.bucket(bAssignments).ForEach(func(k, v []byte) error {
+		a, _, err := t.Assignment(string(k))
+		out = append(out, a)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// Intent is an EC2 mutation in flight, recorded before the call so a process
+// killed mid-call is repaired by the next reconcile.
+type Intent struct {
+	ID          string          `json:"id"` // the call's ClientToken
+	Kind        pool.ActionKind `json:"kind"`
+	ENIID       string          `json:"eniId,omitempty"`
+	DeviceIndex int             `json:"deviceIndex"`
+	Count       int             `json:"count,omitempty"`
+	Prefixes    bool            `json:"prefixes,omitempty"`
+	Blocks      []netip.Prefix  `json:"blocks,omitempty"`
+	Started     time.Time       `json:"started"`
+	Step        string          `json:"step,omitempty"` // how far it got, e.g. "created", "attached"
+}
+
+// PutIntent inserts or replaces the intent with i.ID.
+func (t *Tx) PutIntent(i Intent) error {
+	if i.ID == "" {
+		return fmt.Errorf("intent without ID: %w", ErrInvalid)
+	}
+	return t.putJSON(bIntents, []byte(i.ID), i)
+}
+
+// Intents lists the intents, oldest first.
+func (t *Tx) Intents() ([]Intent, error) {
+	var out []Intent
+	err := t.bucket(bIntents).ForEach(func(k, _ []byte) error {
+		var i Intent
+		_, err := t.getJSON(bIntents, k, &i)
+		out = append(out, i)
+		return err
+	})
+	slices.SortFunc(out, func(a, b Intent) int { return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ID, b.ID)) })
+	return out, err
+}
+
+// DeleteIntent forgets an intent; an unknown ID is not an error.
+func (t *Tx) DeleteIntent(id string) error { return t.bucket(bIntents).Delete([]byte(id)) }

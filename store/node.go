@@ -1,0 +1,109 @@
+package store
+
+import (
+	"net/netip"
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// Node is the instance's identity and limits, learnt once from IMDS and
+// DescribeInstanceTypes (they never change for an instance).
+type Node struct {
+	InstanceID     string         `json:"instanceId"`
+	InstanceType   string         `json:"instanceType"`
+	Region         string         `json:"region"`
+	AZ             string         `json:"az"`
+	VPCID          string         `json:"vpcId"`
+	VPCCIDRs       []netip.Prefix `json:"vpcCidrs,omitempty"`
+	SubnetID       string         `json:"subnetId"`
+	SubnetCIDR     netip.Prefix   `json:"subnetCidr"`
+	PrimaryENI     string         `json:"primaryEni"`
+	PrimaryMAC     string         `json:"primaryMac"`
+	PrimaryIP      netip.Addr     `json:"primaryIp"`
+	SecurityGroups []string       `json:"securityGroups,omitempty"`
+	Limits         pool.Limits    `json:"limits"`
+	Hypervisor     string         `json:"hypervisor,omitempty"`
+	LearnedAt      time.Time      `json:"learnedAt"`
+}
+
+// Overrides are the targets persisted by `vpcctl pool warm`; nil is unset.
+type Overrides struct {
+	WarmIP     *int `json:"warmIpTarget,omitempty"`
+	MinIP      *int `json:"minimumIpTarget,omitempty"`
+	WarmENI    *int `json:"warmEniTarget,omitempty"`
+	WarmPrefix *int `json:"warmPrefixTarget,omitempty"`
+}
+
+// Settings are the persisted overrides and the configuration the last
+// reconcile acted on, with where each value came from (knob -> source), so
+// the plugin acts on what the operator configured.
+type Settings struct {
+	Overrides Overrides         `json:"overrides"`
+	Effective pool.Config       `json:"effective"`
+	Sources   map[string]string `json:"sources,omitempty"`
+	UpdatedAt time.Time         `json:"updatedAt"`
+}
+
+// PoolMeta is the pool's timers, kept beside the addresses.
+type PoolMeta struct {
+	ExcessSince      time.Time `json:"excessSince"`
+	GrowBlockedUntil time.Time `json:"growBlockedUntil"`
+	GrowBlockedWhy   string    `json:"growBlockedWhy,omitempty"`
+}
+
+// ReconcileReport summarises the last reconcile pass.
+type ReconcileReport struct {
+	Time     time.Time      `json:"time"`
+	Duration time.Duration  `json:"duration"`
+	Actions  int            `json:"actions"`
+	Calls    map[string]int `json:"calls,omitempty"` // EC2 action -> calls
+	Error    string         `json:"error,omitempty"`
+
+	LastLeakSweep time.Time `json:"lastLeakSweep,omitempty"` // the hourly leaked-ENI sweep's last run
+}
+
+var (
+	kNode      = []byte("node")
+	kSettings  = []byte("settings")
+	kPoolMeta  = []byte("pool")
+	kReconcile = []byte("reconcile")
+)
+
+// Node returns the node identity; ok is false before it was learnt.
+func (t *Tx) Node() (n Node, ok bool, err error) {
+	ok, err = t.getJSON(bMeta, kNode, &n)
+	return n, ok, err
+}
+
+// PutNode records the node identity.
+func (t *Tx) PutNode(n Node) error { return t.putJSON(bMeta, kNode, n) }
+
+// Settings returns the persisted settings (zero if none yet).
+func (t *Tx) Settings() (s Settings, err error) {
+	_, err = t.getJSON(bSettings, kSettings, &s)
+	return s, err
+}
+
+// PutSettings replaces the settings.
+func (t *Tx) PutSettings(s Settings) error { return t.putJSON(bSettings, kSettings, s) }
+
+// PoolMeta returns the pool's timers (zero if none yet).
+func (t *Tx) PoolMeta() (m PoolMeta, err error) {
+	_, err = t.getJSON(bState, kPoolMeta, &m)
+	return m, err
+}
+
+// PutPoolMeta records when excess was first seen and the growth back-off.
+func (t *Tx) PutPoolMeta(excessSince, growBlockedUntil time.Time, why string) error {
+	return t.putJSON(bState, kPoolMeta, PoolMeta{excessSince, growBlockedUntil, why})
+}
+
+// ReconcileReport returns the last reconcile's report; ok is false if none.
+func (t *Tx) ReconcileReport() (r ReconcileReport, ok bool, err error) {
+	ok, err = t.getJSON(bState, kReconcile, &r)
+	return r, ok, err
+}
+
+// PutReconcileReport replaces the last reconcile's report.
+func (t *Tx) PutReconcileReport(r ReconcileReport) error { return t.putJSON(bState, kReconcile, r) }

@@ -1,0 +1,224 @@
+// Package store keeps the node's whole state in one bbolt file that many
+// short-lived processes share: the CNI plugin (one process per pod), the
+// reconciler and the CLI. Every operation opens the file, runs one
+// transaction and closes it again, so no process ever holds the database
+// across a slow call.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Paths inside the state directory. **contract**
+const (
+	DefaultDir        = "/var/lib/vpc-cni"
+	DBFile            = "state.db"
+	ReconcileLockFile = "reconcile.lock"
+	// dbLockFile serialises access to DBFile with a blocking-style flock, so
+	// waiters are not stuck in bbolt's own 50 ms lock polling.
+	dbLockFile = "state.db.lock"
+
+	DefaultTimeout = 5 * time.Second
+)
+
+var (
+	ErrNotVPCCNI      = errors.New("not a vpc-cni state database")
+	ErrNewerSchema    = errors.New("state database has a newer schema than this binary understands")
+	ErrOlderSchema    = errors.New("state database has an older schema; open it read-write once to migrate it")
+	ErrNotInitialized = errors.New("state database not initialized")
+	ErrBusy           = errors.New("state database busy")
+	ErrReadOnly       = errors.New("store opened read-only")
+	ErrNoFreeAddress  = errors.New("no free address in the pool")
+	ErrNotFound       = errors.New("not found")
+	ErrExists         = errors.New("already exists")
+	ErrAssigned       = errors.New("address is assigned to a pod")
+	ErrInvalid        = errors.New("invalid value")
+	ErrInconsistent   = errors.New("state database inconsistent")
+)
+
+// Options tune how the store opens its file.
+type Options struct {
+	Timeout  time.Duration // how long to wait for the file lock; 0 means DefaultTimeout
+	ReadOnly bool          // never create, migrate or write the file
+}
+
+// Store names a state file. It holds no open file between operations.
+type Store struct {
+	dir      string
+	path     string
+	timeout  time.Duration
+	readOnly bool
+}
+
+// Open checks (or creates, mode 0700) the state directory and makes sure the
+// state file is a vpc-cni database of a schema this binary knows, creating
+// or migrating it unless opts.ReadOnly. It does not keep the file open.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		dir = DefaultDir
+	}
+	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	if err := s.prepareDir(); err != nil {
+		return nil, err
+	}
+	version, err := s.peekVersion()
+	if err != nil {
+		return nil, err
+	}
+	if version == SchemaVersion {
+		return s, nil
+	}
+	if s.readOnly {
+		if version == 0 {
+			return nil, fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
+		}
+		return nil, fmt.Errorf("%s: schema %d, this binary uses %d: %w", s.path, version, SchemaVersion, ErrOlderSchema)
+	}
+	// Create or migrate: the write transaction runs the migrations.
+	if err := s.Update(func(*Tx) error { return nil }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dir is the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the state file.
+func (s *Store) Path() string { return s.path }
+
+// ReconcileLockPath is the file LockReconcile locks.
+func (s *Store) ReconcileLockPath() string { return filepath.Join(s.dir, ReconcileLockFile) }
+
+// View runs fn in one read-only transaction.
+func (s *Store) View(fn func(*Tx) error) error { return s.run(false, fn) }
+
+// Update runs fn in one read-write transaction: all of fn's writes are
+// committed (and fsynced) together, or none if fn returns an error.
+func (s *Store) Update(fn func(*Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("%s: %w", s.path, ErrReadOnly)
+	}
+	return s.run(true, fn)
+}
+
+func (s *Store) prepareDir() error {
+	if s.readOnly {
+		info, err := os.Stat(s.dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("state directory %s: %w", s.dir, ErrNotInitialized)
+		}
+		if err != nil {
+			return fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("state directory %s: not a directory", s.dir)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// peekVersion reads the schema version through a read-only open, so a
+// foreign or newer file is rejected before anything opens it for writing.
+// A missing or empty file is version 0.
+func (s *Store) peekVersion() (int, error) {
+	if exists, err := s.fileExists(); err != nil || !exists {
+		return 0, err
+	}
+	version := 0
+	err := s.withDB(false, func(db *bolt.DB) error {
+		return db.View(func(btx *bolt.Tx) error {
+			var err error
+			version, err = schemaVersion(btx, s.path)
+			return err
+		})
+	})
+	return version, err
+}
+
+// fileExists reports whether the state file exists with content.
+func (s *Store) fileExists() (bool, error) {
+	info, err := os.Stat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("state database %s: %w", s.path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return false, fmt.Errorf("state database %s: not a regular file: %w", s.path, ErrNotVPCCNI)
+	}
+	return info.Size() > 0, nil
+}
+
+func (s *Store) run(write bool, fn func(*Tx) error) error {
+	if !write {
+		if exists, err := s.fileExists(); err != nil {
+			return err
+		} else if !exists {
+			return fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
+		}
+	}
+	return s.withDB(write, func(db *bolt.DB) error {
+		if write {
+			return db.Update(func(btx *bolt.Tx) error {
+				if err := prepareWrite(btx, s.path); err != nil {
+					return err
+				}
+				return fn(&Tx{tx: btx, path: s.path})
+			})
+		}
+		return db.View(func(btx *bolt.Tx) error {
+			if err := checkReadable(btx, s.path); err != nil {
+				return err
+			}
+			return fn(&Tx{tx: btx, path: s.path})
+		})
+	})
+}
+
+// withDB locks, opens, runs fn and closes: the database is open only for fn.
+func (s *Store) withDB(write bool, fn func(*bolt.DB) error) error {
+	unlock, err := s.lockDB(write)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.timeout, ReadOnly: !write})
+	if err != nil {
+		return s.openError(err)
+	}
+	err = fn(db)
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing %s: %w", s.path, cerr)
+	}
+	return err
+}
+
+func (s *Store) openError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
+		return fmt.Errorf("%s: %w (%v); the file was left unchanged", s.path, ErrNotVPCCNI, err)
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%s: %w: locked by another process for more than %s", s.path, ErrBusy, s.timeout)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
+	}
+	return fmt.Errorf("state database %s: %w", s.path, err)
+}
