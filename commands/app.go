@@ -3,7 +3,6 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -120,5 +119,3 @@ func noArgs(c *cli.Context) error {
 	}
 	return nil
 }
-
-var errNotImplemented = errors.New("not available yet")

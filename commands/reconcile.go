@@ -71,6 +71,9 @@ func runReconcile(c *cli.Context, flags settings.Overrides, dryRun, wait bool) (
 		return nil, classifyRunError(err)
 	}
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
+	if !dryRun {
+		collectGarbage(c, st)
+	}
 	return rep, classifyRunError(err)
 }
 
@@ -105,9 +108,14 @@ func reportRows(t *table, rep *reconcile.Report) {
 	}
 }
 
-// overridesFromStore reads the persisted `pool warm` overrides.
-func overridesFromStore(st *store.Store) (settings.Overrides, error) {
-	var s store.Settings
-	err := st.View(func(tx *store.Tx) (err error) { s, err = tx.Settings(); return err })
-	return reconcile.OverridesOf(s), err
+// collectGarbage runs gc after a pass; its failures are reported, not fatal.
+func collectGarbage(c *cli.Context, st *store.Store) {
+	gc, err := runGC(st, false)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc after reconcile: %v\n", err)
+		return
+	}
+	for _, f := range gc.Failed {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc: %s\n", f)
+	}
 }

@@ -40,9 +40,11 @@ func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, tru
 		case pool.Assign:
 			rep.Calls = append(rep.Calls, "AssignPrivateIpAddresses")
 			res.Blocks, res.Err = r.Cloud.AssignAddresses(ctx, s.ENIID, s.Count, s.Prefixes)
+			checkpoint(cpAssigned)
 		case pool.Unassign:
 			rep.Calls = append(rep.Calls, "UnassignPrivateIpAddresses")
 			res.Err = r.Cloud.UnassignAddresses(ctx, s.ENIID, s.Release)
+			checkpoint(cpUnassigned)
 		case pool.DeleteENI:
 			res.Err = r.deleteENI(ctx, node, s.ENIID, truth, rep)
 		}
@@ -66,13 +68,15 @@ func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Re
 	rep.Calls = append(rep.Calls, "CreateNetworkInterface")
 	eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
 		SubnetID: node.SubnetID, Groups: node.SecurityGroups, Count: s.Count, Prefixes: s.Prefixes,
-		InstanceID: node.InstanceID, ClientToken: s.Intent,
+		InstanceID: node.InstanceID, ClientToken: s.Intent, Now: s.Started,
 	})
 	if err != nil {
 		return nil, err
 	}
+	checkpoint(cpCreated)
 	rep.Calls = append(rep.Calls, "AttachNetworkInterface")
 	attachment, err := r.Cloud.AttachENI(ctx, eni.ID, node.InstanceID, s.DeviceIndex)
+	checkpoint(cpAttached)
 	if err != nil {
 		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
 		if derr := r.Cloud.DeleteENI(ctx, eni.ID); derr != nil {
@@ -104,6 +108,7 @@ func (r *Runner) deleteENI(ctx context.Context, node store.Node, eniID string, t
 		if err := r.Cloud.DetachENI(ctx, info.AttachmentID, false); err != nil && cloud.Classify(err) != cloud.KindNotFound {
 			return err
 		}
+		checkpoint(cpDetached)
 	}
 	return r.deleteWhenDetached(ctx, eniID, rep)
 }

@@ -55,10 +55,13 @@ func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []c
 	return steps, r.Store.Update(body)
 }
 
-// step is one planned action with its intent id (also the EC2 ClientToken).
+// step is one planned action with its intent id (also the EC2 ClientToken)
+// and start time (the new ENI's createdAt tag: a replay must send the very
+// same parameters, or EC2 answers IdempotentParameterMismatch).
 type step struct {
 	pool.Action
-	Intent string
+	Intent  string
+	Started time.Time
 }
 
 func growActions(actions []pool.Action) []pool.Action {
@@ -118,7 +121,7 @@ func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, now 
 				return nil, fmt.Errorf("marking %v on %s releasing: %w", a.Release, a.ENIID, err)
 			}
 		}
-		steps = append(steps, step{Action: a, Intent: in.ID})
+		steps = append(steps, step{Action: a, Intent: in.ID, Started: in.Started})
 	}
 	return steps, nil
 }

@@ -105,7 +105,9 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Duration = r.now().Sub(start)
 		return rep, err
 	}
+	checkpoint(cpPlanned)
 	results := r.execute(ctx, node, steps, truth, rep)
+	checkpoint(cpExecuted)
 	err = r.commit(results, rep)
 	r.setupHosts(node, cfg, rep)
 	if !opts.GrowOnly {

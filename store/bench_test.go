@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,7 +13,7 @@ import (
 
 // Benchmarks of what a pod's ADD and DEL cost in the store: each Update
 // opens the file, runs one transaction (fsync included) and closes it.
-// Run: go test ./store -run '^$' -bench . -benchtime 400x
+// Run: go test ./store -run '^$' -bench . -benchtime 400x -count 3
 
 var benchSizes = []int{10, 1_000, 10_000}
 
@@ -45,31 +47,44 @@ func reportLatency(b *testing.B, d []time.Duration) {
 }
 
 // BenchmarkTakeGive: one Take transaction and one Give transaction, each
-// with its own open and close, per op.
+// with its own open and close, per op. pages/op is what the two commits
+// wrote. The nosync variant skips fsync to show the store's own cost apart
+// from the disk's (production always syncs).
 func BenchmarkTakeGive(b *testing.B) {
-	for _, size := range benchSizes {
-		b.Run(fmt.Sprintf("addrs=%d", size), func(b *testing.B) {
-			s := benchStore(b, size)
-			const cooldown = 30 * time.Second
-			now := t0.Add(time.Hour)
-			d := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := range b.N {
-				key := fmt.Sprintf("bench-%d/eth0", i)
-				start := time.Now()
-				if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, now, cooldown); return err }); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, now); return err }); err != nil {
-					b.Fatal(err)
-				}
-				d = append(d, time.Since(start))
-				now = now.Add(cooldown) // the address just given back has cooled
+	for _, sync := range []bool{true, false} {
+		for _, size := range benchSizes {
+			name := fmt.Sprintf("addrs=%d", size)
+			if !sync {
+				name = "nosync/" + name
 			}
-			b.StopTimer()
-			reportLatency(b, d)
-		})
+			b.Run(name, func(b *testing.B) { benchTakeGive(b, size, !sync) })
+		}
 	}
+}
+
+func benchTakeGive(b *testing.B, size int, noSync bool) {
+	s := benchStore(b, size)
+	s.noSync = noSync
+	const cooldown = 30 * time.Second
+	now := t0.Add(time.Hour)
+	d := make([]time.Duration, 0, b.N)
+	s.pagesWritten.Store(0)
+	b.ResetTimer()
+	for i := range b.N {
+		key := fmt.Sprintf("bench-%d/eth0", i)
+		start := time.Now()
+		if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, now, cooldown); return err }); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, now); return err }); err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, time.Since(start))
+		now = now.Add(cooldown) // the address just given back has cooled
+	}
+	b.StopTimer()
+	reportLatency(b, d)
+	b.ReportMetric(float64(s.pagesWritten.Load())/float64(b.N), "pages/op")
 }
 
 // BenchmarkTake: the Take transaction alone (open, tx, fsync, close).
@@ -142,4 +157,36 @@ func BenchmarkSnapshot(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkContendedTakeGive: 8 writers at once (parallel pod ADD/DELs),
+// each op a Take and a Give transaction; latency includes waiting for the
+// file lock.
+func BenchmarkContendedTakeGive(b *testing.B) {
+	s := benchStore(b, 1_000)
+	var mu sync.Mutex
+	var d []time.Duration
+	var n atomic.Int64
+	b.SetParallelism(4) // 4 x GOMAXPROCS goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			key := fmt.Sprintf("bench-%d/eth0", n.Add(1))
+			start := time.Now()
+			err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, 0); return err })
+			if err == nil {
+				err = s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, t0); return err })
+			}
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			took := time.Since(start)
+			mu.Lock()
+			d = append(d, took)
+			mu.Unlock()
+		}
+	})
+	b.StopTimer()
+	reportLatency(b, d)
 }

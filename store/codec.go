@@ -136,9 +136,9 @@ func (r addrRecord) encode() ([]byte, error) {
 }
 
 func decodeAddr(b []byte) (addrRecord, error) {
-	bad := fmt.Errorf("bad address record %x", b)
+	bad := func() error { return fmt.Errorf("bad address record %x", b) }
 	if len(b) < 11 || b[0] != recordV1 {
-		return addrRecord{}, bad
+		return addrRecord{}, bad()
 	}
 	var r addrRecord
 	var err error
@@ -149,12 +149,12 @@ func decodeAddr(b []byte) (addrRecord, error) {
 	rest := b[10:]
 	n := int(rest[0])
 	if len(rest) < 1+n+1 {
-		return r, bad
+		return r, bad()
 	}
 	r.ENIID, rest = string(rest[1:1+n]), rest[1+n:]
 	n = int(rest[0])
 	if len(rest) < 1+n {
-		return r, bad
+		return r, bad()
 	}
 	if r.Block, err = parsePrefixKey(rest[1 : 1+n]); err != nil {
 		return r, err

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,8 +16,8 @@ const (
 )
 
 // LockReconcile takes the exclusive reconcile lock (reconcile.lock), so
-// reconcilers take turns. Without wait it tries once; with wait it retries
-// until timeout (timeout <= 0: wait as long as it takes). acquired is false,
+// reconcilers take turns. Without wait it tries once; with wait it waits
+// up to timeout (timeout <= 0: as long as it takes). acquired is false,
 // with a nil error, when another process holds the lock; unlock releases it.
 func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), acquired bool, err error) {
 	if !wait {
@@ -52,22 +51,22 @@ func (s *Store) lockDB(write bool) (func(), error) {
 }
 
 // lockFile flocks path (created 0600 if missing). timeout 0 tries once;
-// timeout < 0 blocks; otherwise it polls with a short, growing, jittered
-// delay, which wakes waiters far sooner than bbolt's fixed 50 ms.
+// timeout < 0 blocks; otherwise it blocks in the kernel's queue, which wakes
+// a waiter as soon as the holder unlocks (bbolt's own lock polls every
+// 50 ms, which under contention gives long, unfair waits).
 func lockFile(path string, how int, timeout time.Duration) (func(), bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if errors.Is(err, os.ErrPermission) && how == unix.LOCK_SH {
+	if errors.Is(err, os.ErrPermission) && how == lockSH {
 		f, err = os.Open(path)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
 	}
-	ok, err := flockWait(int(f.Fd()), how, timeout)
-	if err != nil || !ok {
-		f.Close()
-		if err != nil {
-			err = fmt.Errorf("lock file %s: %w", path, err)
-		}
+	ok, err := flockWait(f, how, timeout)
+	if err != nil {
+		err = fmt.Errorf("lock file %s: %w", path, err)
+	}
+	if !ok {
 		return nil, false, err
 	}
 	unlock := func() {
@@ -77,27 +76,41 @@ func lockFile(path string, how int, timeout time.Duration) (func(), bool, error)
 	return unlock, true, nil
 }
 
-func flockWait(fd, how int, timeout time.Duration) (bool, error) {
-	if timeout < 0 {
-		return true, ignoringEINTR(func() error { return unix.Flock(fd, how) })
+// flockWait locks f, or closes it when it does not get the lock.
+func flockWait(f *os.File, how int, timeout time.Duration) (bool, error) {
+	fd := int(f.Fd())
+	err := ignoringEINTR(func() error { return unix.Flock(fd, how|unix.LOCK_NB) })
+	if err == nil {
+		return true, nil
 	}
-	deadline := time.Now().Add(timeout)
-	delay := 100 * time.Microsecond
-	for {
-		err := ignoringEINTR(func() error { return unix.Flock(fd, how|unix.LOCK_NB) })
-		if err == nil {
-			return true, nil
+	if !errors.Is(err, unix.EWOULDBLOCK) || timeout == 0 {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			err = nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return false, err
+		return false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ignoringEINTR(func() error { return unix.Flock(fd, how) }) }()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false, nil
-		}
-		sleep := time.Duration(float64(delay) * (0.5 + rand.Float64()))
-		time.Sleep(min(sleep, left))
-		delay = min(2*delay, 10*time.Millisecond)
+		return err == nil, err
+	case <-expired:
+		// The blocked flock cannot be cancelled: let it finish, then let go.
+		go func() {
+			<-done
+			f.Close() // closing the file releases the lock if it was taken
+		}()
+		return false, nil
 	}
 }
 

@@ -32,6 +32,10 @@ var (
 	kSchema = []byte("schema")
 )
 
+// v1Buckets are the buckets every version 1 file has.
+var v1Buckets = [][]byte{bMeta, bSettings, bState, bENIs, bBlocks, bAddrs, bAvail,
+	bAssignments, bIntents, bCounters, bEvents, bBudget}
+
 // migrations[n] turns a version n database into version n+1, inside the
 // caller's transaction. The array length keeps the table complete.
 var migrations = [SchemaVersion]func(*bolt.Tx) error{
@@ -48,8 +52,7 @@ func migrateV0toV1(tx *bolt.Tx) error {
 	if err := meta.Put(kMagic, magic); err != nil {
 		return err
 	}
-	for _, name := range [][]byte{bSettings, bState, bENIs, bBlocks, bAddrs, bAvail,
-		bAssignments, bIntents, bCounters, bEvents, bBudget} {
+	for _, name := range v1Buckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -79,6 +82,9 @@ func schemaVersion(tx *bolt.Tx, path string) (int, error) {
 	v, err := strconv.Atoi(string(raw))
 	if err != nil || v < 0 {
 		return 0, fmt.Errorf("%s: %w (schema version %q)", path, ErrNotVPCCNI, raw)
+	}
+	if v == SchemaVersion {
+		return v, checkBuckets(tx, path)
 	}
 	if v > SchemaVersion {
 		return v, fmt.Errorf("%s: %w (file schema %d, this binary knows up to %d); upgrade vpc-cni, the file was left unchanged",
@@ -112,6 +118,16 @@ func checkReadable(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("%s: %w", path, ErrNotInitialized)
 	case v < SchemaVersion:
 		return fmt.Errorf("%s: schema %d, this binary uses %d: %w", path, v, SchemaVersion, ErrOlderSchema)
+	}
+	return nil
+}
+
+// checkBuckets makes a damaged file an error instead of a panic later.
+func checkBuckets(tx *bolt.Tx, path string) error {
+	for _, name := range v1Buckets {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("%s: bucket %q missing: %w", path, name, ErrInconsistent)
+		}
 	}
 	return nil
 }

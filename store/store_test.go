@@ -295,3 +295,19 @@ func TestLockReconcile(t *testing.T) {
 	}
 	unlock2()
 }
+
+func TestMissingBucketIsAnError(t *testing.T) {
+	s := newStore(t)
+	writeBolt(t, s.Path(), func(tx *bolt.Tx) error { return tx.DeleteBucket(bAvail) })
+	before := fileSHA(t, s.Path())
+	err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: "a/eth0"}, t0, 0); return err })
+	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), s.Path()) {
+		t.Fatalf("Update: %v", err)
+	}
+	if _, err := Open(s.Dir(), Options{}); !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("Open: %v", err)
+	}
+	if fileSHA(t, s.Path()) != before {
+		t.Fatal("file changed")
+	}
+}

@@ -17,7 +17,7 @@ type Tx struct {
 func (t *Tx) bucket(name []byte) *bolt.Bucket {
 	b := t.tx.Bucket(name)
 	if b == nil {
-		// Unreachable after schemaVersion/prepareWrite; a panic would hide the file.
+		// Unreachable: every transaction starts with checkBuckets.
 		panic(fmt.Sprintf("store %s: bucket %q missing", t.path, name))
 	}
 	return b

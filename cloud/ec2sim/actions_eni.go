@@ -29,6 +29,9 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if len(groups) == 0 {
+		groups = []string{s.sgID} // the VPC's default group, as EC2 does
+	}
 	tags, err := readCreateTags(f)
 	if err != nil {
 		return nil, err

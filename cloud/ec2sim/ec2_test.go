@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-func createENI(t *testing.T, c *ec2.Client, sim *Sim, in *ec2.CreateNetworkInterfaceInput) types.NetworkInterface {
+func createENI(t testing.TB, c *ec2.Client, sim *Sim, in *ec2.CreateNetworkInterfaceInput) types.NetworkInterface {
 	t.Helper()
 	if in.SubnetId == nil {
 		in.SubnetId = aws.String(sim.State().SubnetID)
@@ -19,7 +19,7 @@ func createENI(t *testing.T, c *ec2.Client, sim *Sim, in *ec2.CreateNetworkInter
 	return *out.NetworkInterface
 }
 
-func attachENI(t *testing.T, c *ec2.Client, sim *Sim, eniID string, device int32) string {
+func attachENI(t testing.TB, c *ec2.Client, sim *Sim, eniID string, device int32) string {
 	t.Helper()
 	out := must[*ec2.AttachNetworkInterfaceOutput](t)(c.AttachNetworkInterface(ctx, &ec2.AttachNetworkInterfaceInput{
 		NetworkInterfaceId: aws.String(eniID), InstanceId: aws.String(sim.State().InstanceID), DeviceIndex: aws.Int32(device)}))

@@ -33,7 +33,7 @@ func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c
 func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // startSim serves a fresh emulator on an httptest server.
-func startSim(t *testing.T, cfg Config) (*Sim, string) {
+func startSim(t testing.TB, cfg Config) (*Sim, string) {
 	t.Helper()
 	sim, err := New(cfg)
 	if err != nil {
@@ -46,7 +46,7 @@ func startSim(t *testing.T, cfg Config) (*Sim, string) {
 
 // ec2Client is the real SDK client on the emulator with static credentials.
 // With retries false it makes exactly one attempt per call.
-func ec2Client(t *testing.T, url string, retries bool) *ec2.Client {
+func ec2Client(t testing.TB, url string, retries bool) *ec2.Client {
 	t.Helper()
 	cfg, err := config.LoadDefaultConfig(context.Background(),
 		config.WithRegion("us-west-2"),
@@ -98,7 +98,7 @@ func wantCode(t *testing.T, err error, code string, status int) {
 	}
 }
 
-func must[T any](t *testing.T) func(T, error) T {
+func must[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
 		if err != nil {

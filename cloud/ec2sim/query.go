@@ -81,6 +81,15 @@ func (f form) list(prefix string) []string {
 	return out
 }
 
+// asForm turns one indexed entry back into a form, to read its nested lists.
+func asForm(m map[string]string) form {
+	f := form{}
+	for k, v := range m {
+		f[k] = []string{v}
+	}
+	return f
+}
+
 // filter is one Filter.N: values within a filter are OR-ed, filters AND-ed.
 type filter struct {
 	name   string
@@ -90,13 +99,7 @@ type filter struct {
 func (f form) filters() []filter {
 	var out []filter
 	for _, m := range f.indexed("Filter") {
-		flt := filter{name: m["Name"]}
-		sub := form{}
-		for k, v := range m {
-			sub[k] = []string{v}
-		}
-		flt.values = sub.list("Value")
-		out = append(out, flt)
+		out = append(out, filter{name: m["Name"], values: asForm(m).list("Value")})
 	}
 	return out
 }
@@ -107,7 +110,7 @@ type tagParam struct {
 	hasValue   bool
 }
 
-// tags reads "prefix.N.Key" / "prefix.N.Value".
+// tagsFrom reads the Key/Value pairs of indexed entries.
 func tagsFrom(entries []map[string]string) []tagParam {
 	var out []tagParam
 	for _, m := range entries {
@@ -123,11 +126,7 @@ func (f form) tags(prefix string) []tagParam { return tagsFrom(f.indexed(prefix)
 func (f form) tagSpecs() (resourceTypes []string, tags []tagParam) {
 	for _, m := range f.indexed("TagSpecification") {
 		resourceTypes = append(resourceTypes, m["ResourceType"])
-		sub := form{}
-		for k, v := range m {
-			sub[k] = []string{v}
-		}
-		tags = append(tags, sub.tags("Tag")...)
+		tags = append(tags, asForm(m).tags("Tag")...)
 	}
 	return resourceTypes, tags
 }

@@ -1,0 +1,78 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/podgc"
+	"vpc-cni/store"
+)
+
+func gcCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "release assignments whose network namespace is gone and remove host wiring no pod owns",
+		Description: `Run it in the node's network namespace. Reconcile runs it too.
+
+Examples:
+   vpcctl gc --dry-run
+   vpcctl gc -o json`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be removed; remove nothing"},
+			outputFlag("table"),
+		},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			if _, err := format(c); err != nil {
+				return err
+			}
+			st, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			rep, err := runGC(st, c.Bool("dry-run"))
+			if err != nil {
+				return err
+			}
+			if err := render(c, rep, func(t *table) { gcRows(t, rep, c.Bool("dry-run")) }); err != nil {
+				return err
+			}
+			if len(rep.Failed) > 0 {
+				return fmt.Errorf("gc: %d removals failed: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
+			}
+			return nil
+		},
+	}
+}
+
+// runGC treats a never-initialised state dir as nothing to collect.
+func runGC(st *store.Store, dryRun bool) (podgc.Report, error) {
+	rep, err := podgc.Run(st, podgc.Kernel{}, dryRun, time.Now())
+	if errors.Is(err, store.ErrNotInitialized) {
+		return rep, nil
+	}
+	return rep, err
+}
+
+func gcRows(t *table, rep podgc.Report, dryRun bool) {
+	verb := "REMOVED"
+	if dryRun {
+		verb = "WOULD REMOVE"
+	}
+	if len(rep.Released) == 0 && len(rep.Leftovers) == 0 {
+		t.row("GC", "nothing to collect")
+	}
+	for _, r := range rep.Released {
+		t.row(verb, "assignment "+r)
+	}
+	for _, l := range rep.Leftovers {
+		t.row(verb, l)
+	}
+	for _, f := range rep.Failed {
+		t.row("FAILED", f)
+	}
+}

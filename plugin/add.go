@@ -1,0 +1,119 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/netns"
+	"vpc-cni/store"
+)
+
+// cmdAdd takes an address (growing the pool inline if it is empty), wires the
+// pod and prints the result. A wiring failure gives the address back.
+func cmdAdd(args *skel.CmdArgs) error {
+	c, err := begin(args, "ADD", func(t Timeouts) Duration { return t.Add })
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	if err := checkNetns(args.Netns); err != nil {
+		return err
+	}
+	a, err := c.take()
+	if err != nil {
+		c.log.Warn("no address", "err", err)
+		return err
+	}
+	c.log.Info("address taken", "ip", a.IP, "eni", a.ENIID, "pod", c.pod.Namespace+"/"+c.pod.Name)
+	defer c.maybeRefill()
+	if c.cfg.Delegate {
+		return c.print(ipamResult(c.cfg, a, c.subnet))
+	}
+	wired, err := netns.SetupPod(c.podWiring(a))
+	if err != nil {
+		c.giveBack(a)
+		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, a.IP, err), "")
+	}
+	return c.print(interfaceResult(c.cfg, c.args, a, wired))
+}
+
+// take reuses the container's address or takes a free one; an empty pool is
+// grown inline when allowed.
+func (c *call) take() (store.Assignment, error) {
+	want := store.Assignment{Key: c.key(), ContainerID: c.args.ContainerID, IfName: c.args.IfName,
+		Network: c.cfg.Network, Netns: c.args.Netns, PodNamespace: c.pod.Namespace, PodName: c.pod.Name,
+		PodUID: c.pod.UID, HostVeth: c.hostVeth()}
+	a, err := c.takeOnce(want)
+	if !errors.Is(err, store.ErrNoFreeAddress) {
+		return a, err
+	}
+	why := "no free address in the pool"
+	if c.cfg.inlineGrow() {
+		grown, reason := c.growInline()
+		if grown {
+			if a, err = c.takeOnce(want); err == nil || !errors.Is(err, store.ErrNoFreeAddress) {
+				return a, err
+			}
+		}
+		why += "; " + reason
+	} else {
+		why += " and inline grow is off; the next reconcile refills it"
+	}
+	return a, types.NewError(types.ErrTryAgainLater, why, "")
+}
+
+// takeOnce is one transaction: the effective cooldown and the node's subnet
+// are read in it too, so ADD costs a single open and fsync.
+func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
+	var a store.Assignment
+	err := c.store.Update(func(tx *store.Tx) error {
+		s, err := tx.Settings()
+		if err != nil {
+			return err
+		}
+		if node, ok, err := tx.Node(); err != nil {
+			return err
+		} else if ok {
+			c.subnet, c.perENI = node.SubnetCIDR, node.Limits.IPv4PerENI-1
+		}
+		c.settings = s
+		cooldown := effectiveCooldown(s)
+		if a, err = tx.Take(want, c.now(), cooldown); err != nil {
+			return err
+		}
+		enough, err := tx.AvailableAtLeast(wantFree(s, c.perENI), c.now(), cooldown)
+		c.low = !enough
+		return err
+	})
+	if err != nil && !errors.Is(err, store.ErrNoFreeAddress) {
+		return a, storeErr("taking an address", err)
+	}
+	return a, err
+}
+
+// giveBack returns the address after a failed wiring.
+func (c *call) giveBack(a store.Assignment) {
+	err := c.store.Update(func(tx *store.Tx) error {
+		_, _, err := tx.Give(a.Key, c.now())
+		return err
+	})
+	if err != nil {
+		c.log.Error("giving back the address after a failed ADD", "ip", a.IP, "err", err)
+	}
+}
+
+func (c *call) podWiring(a store.Assignment) netns.Pod {
+	table := 0
+	if a.DeviceIndex > 0 {
+		table = a.DeviceIndex + 1
+	}
+	return netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
+		MTU: c.cfg.MTU, IP: a.IP, Table: table}
+}
+
+func (c *call) print(r types.Result) error {
+	return types.PrintResult(r, c.cfg.CNIVersion)
+}

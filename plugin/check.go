@@ -1,0 +1,44 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/netns"
+	"vpc-cni/store"
+)
+
+// cmdCheck verifies the reservation and, as the interface plugin, every
+// piece of the wiring; the error names what is missing.
+func cmdCheck(args *skel.CmdArgs) error {
+	c, err := begin(args, "CHECK", func(t Timeouts) Duration { return t.Check })
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	a, found, err := c.assignment()
+	if err != nil {
+		return err
+	}
+	if !found {
+		return types.NewError(types.ErrUnknownContainer, fmt.Sprintf("no address is reserved for %s", c.key()), "")
+	}
+	if ip, ok := prevIP(c.cfg.PrevResult); ok && ip != a.IP {
+		return types.NewError(types.ErrInternal, fmt.Sprintf("prevResult has %s but %s holds %s", ip, c.key(), a.IP), "")
+	}
+	if c.cfg.Delegate {
+		return nil
+	}
+	if err := checkNetns(args.Netns); err != nil {
+		return err
+	}
+	if err := netns.CheckPod(c.podWiring(a)); err != nil {
+		return types.NewError(types.ErrInternal, "pod wiring: "+err.Error(), "")
+	}
+	return nil
+}
+
+func isUninitialized(err error) bool { return errors.Is(err, store.ErrNotInitialized) }

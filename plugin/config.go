@@ -1,0 +1,151 @@
+// Package plugin is the CNI plugin: the verbs ADD, DEL, CHECK, GC and STATUS
+// on top of the node state (store), the pod wiring (netns) and, when the pool
+// runs dry, an inline grow pass (reconcile).
+package plugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/cni/pkg/version"
+)
+
+// Name is the plugin's type in a conflist.
+const Name = "vpc-cni"
+
+// Defaults for the conflist keys.
+const (
+	DefaultStateDir = "/var/lib/vpc-cni"
+	DefaultLogFile  = "/var/log/vpc-cni/plugin.log"
+	DefaultMTU      = 9001
+)
+
+// Timeouts bound every invocation: containerd's CNI calls hold its lock and
+// kubelet gives up after 2 minutes.
+type Timeouts struct {
+	Add    Duration `json:"add"`
+	Del    Duration `json:"del"`
+	Check  Duration `json:"check"`
+	Status Duration `json:"status"`
+}
+
+// Options are the plugin's own keys: at the top level when it is the
+// interface plugin, inside "ipam" when it is an IPAM delegate.
+type Options struct {
+	Type                string   `json:"type"`
+	MTU                 int      `json:"mtu"`
+	StateDir            string   `json:"stateDir"`
+	LogFile             string   `json:"logFile"`
+	LogLevel            string   `json:"logLevel"`
+	InlineGrow          *bool    `json:"inlineGrow"`          // grow the pool inside ADD when it is empty (default true)
+	BackgroundReconcile *bool    `json:"backgroundReconcile"` // start a detached reconcile when below target (default true)
+	Timeouts            Timeouts `json:"timeouts"`
+}
+
+// Config is the parsed configuration the verbs act on.
+type Config struct {
+	CNIVersion string
+	Network    string
+	Delegate   bool // called as an IPAM plugin, not as the interface plugin
+	Options
+	PrevResult types.Result
+	Valid      []types.GCAttachment
+}
+
+// ParseConfig reads stdin. Malformed JSON is a decoding error (code 6); a
+// known key of the wrong type or value is an invalid configuration (code 7).
+func ParseConfig(stdin []byte) (*Config, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(stdin, &raw); err != nil {
+		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration: "+err.Error(), "")
+	}
+	var pc types.PluginConf
+	if err := json.Unmarshal(stdin, &pc); err != nil {
+		return nil, invalid("%v", err)
+	}
+	c := &Config{CNIVersion: pc.CNIVersion, Network: pc.Name, Valid: pc.ValidAttachments}
+	if pc.Type != Name {
+		c.Delegate = true
+		ipam, ok := raw["ipam"]
+		if !ok {
+			return nil, invalid("type is %q and there is no \"ipam\" object of type %q", pc.Type, Name)
+		}
+		if err := strictDecode(ipam, &c.Options); err != nil {
+			return nil, invalid("ipam: %v", err)
+		}
+	} else if err := strictDecode(stdin, &c.Options); err != nil {
+		return nil, invalid("%v", err)
+	}
+	if err := c.applyDefaults(); err != nil {
+		return nil, err
+	}
+	if err := c.parsePrevResult(&pc, stdin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) parsePrevResult(pc *types.PluginConf, stdin []byte) error {
+	if pc.RawPrevResult == nil {
+		return nil
+	}
+	if err := version.ParsePrevResult(pc); err != nil {
+		return invalid("prevResult: %v", err)
+	}
+	c.PrevResult = pc.PrevResult
+	return nil
+}
+
+// strictDecode reports a known key with the wrong type by its name.
+func strictDecode(data []byte, into *Options) error {
+	err := json.Unmarshal(data, into)
+	var te *json.UnmarshalTypeError
+	if ok := asTypeError(err, &te); ok {
+		return fmt.Errorf("key %q: expected a %s, got a JSON %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+func (c *Config) applyDefaults() error {
+	if c.Network == "" {
+		return invalid("missing network name")
+	}
+	if c.MTU == 0 {
+		c.MTU = DefaultMTU
+	}
+	if c.MTU < 576 || c.MTU > 9001 {
+		return invalid("mtu %d: must be 576..9001", c.MTU)
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.LogFile == "" {
+		c.LogFile = DefaultLogFile
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		return invalid("logLevel %q: must be debug, info, warn or error", c.LogLevel)
+	}
+	t := &c.Timeouts
+	t.Add.orDefault(60 * time.Second)
+	t.Del.orDefault(20 * time.Second)
+	t.Check.orDefault(10 * time.Second)
+	t.Status.orDefault(2 * time.Second)
+	return nil
+}
+
+func (c *Config) inlineGrow() bool { return c.InlineGrow == nil || *c.InlineGrow }
+func (c *Config) backgroundReconcile() bool {
+	return c.BackgroundReconcile == nil || *c.BackgroundReconcile
+}
+
+func invalid(format string, args ...any) error {
+	return types.NewError(types.ErrInvalidNetworkConfig, "invalid network configuration: "+fmt.Sprintf(format, args...), "")
+}

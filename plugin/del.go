@@ -1,0 +1,93 @@
+package plugin
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+
+	"vpc-cni/netns"
+	"vpc-cni/store"
+)
+
+// cmdDel tears the pod's wiring down, then gives its address back (to cool
+// down before reuse). It succeeds when things are already gone: DEL twice,
+// DEL without ADD, DEL after the namespace was deleted.
+func cmdDel(args *skel.CmdArgs) error {
+	c, err := begin(args, "DEL", func(t Timeouts) Duration { return t.Del })
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	a, found, err := c.assignment()
+	if err != nil {
+		return err
+	}
+	if !c.cfg.Delegate {
+		if err := netns.TeardownPod(c.teardownSpec(a, found)); err != nil {
+			return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
+		}
+	}
+	if !found {
+		c.log.Info("nothing assigned; nothing to release")
+		return nil
+	}
+	return c.release(a.Key)
+}
+
+func (c *call) assignment() (a store.Assignment, found bool, err error) {
+	err = c.store.View(func(tx *store.Tx) (err error) {
+		a, found, err = tx.Assignment(c.key())
+		return err
+	})
+	if isUninitialized(err) {
+		return a, false, nil
+	}
+	if err != nil {
+		return a, false, storeErr("reading the assignment", err)
+	}
+	return a, found, nil
+}
+
+func (c *call) release(key string) error {
+	err := c.store.Update(func(tx *store.Tx) error {
+		_, _, err := tx.Give(key, c.now())
+		return err
+	})
+	if err != nil {
+		return storeErr("releasing "+key, err)
+	}
+	c.log.Info("address released", "key", key)
+	return nil
+}
+
+// teardownSpec says what to remove: from the assignment, else from the
+// prevResult the runtime cached, else just the names.
+func (c *call) teardownSpec(a store.Assignment, found bool) netns.Pod {
+	p := netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
+	if found {
+		p.HostVeth, p.IP = a.HostVeth, a.IP
+		if a.DeviceIndex > 0 {
+			p.Table = a.DeviceIndex + 1
+		}
+		return p
+	}
+	if ip, ok := prevIP(c.cfg.PrevResult); ok {
+		p.IP = ip
+	}
+	return p
+}
+
+func prevIP(r types.Result) (netip.Addr, bool) {
+	if r == nil {
+		return netip.Addr{}, false
+	}
+	res, err := current.NewResultFromResult(r)
+	if err != nil || len(res.IPs) == 0 {
+		return netip.Addr{}, false
+	}
+	ip, ok := netip.AddrFromSlice(res.IPs[0].Address.IP.To4())
+	return ip, ok
+}

@@ -1,0 +1,145 @@
+package plugin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// growInline runs a grow-only reconcile pass under the reconcile lock within
+// the ADD deadline. It reports whether taking again is worth it and, if the
+// pool could not grow, why.
+func (c *call) growInline() (bool, string) {
+	deadline, _ := c.ctx.Deadline()
+	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline))
+	if err != nil || !held {
+		return false, fmt.Sprintf("could not take the reconcile lock in time: %v", err)
+	}
+	defer unlock()
+	s, err := c.storedSettings()
+	if err != nil {
+		return false, err.Error()
+	}
+	runner, err := reconcile.NewRunner(c.ctx, c.store, storedEnv(s), growFlags(s), "vpc-cni-plugin")
+	if err != nil {
+		return false, "inline grow: " + err.Error()
+	}
+	runner.Log = c.log
+	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true})
+	c.log.Info("inline grow", "calls", len(rep.Calls), "actions", len(rep.Plan.Actions), "err", err)
+	if err != nil {
+		return true, "inline grow failed: " + err.Error()
+	}
+	return true, whyNoGrowth(rep)
+}
+
+// whyNoGrowth explains an empty or failed grow pass from its figures.
+func whyNoGrowth(rep *reconcile.Report) string {
+	f := rep.Plan.Figures
+	switch {
+	case len(rep.Failed) > 0:
+		return strings.Join(rep.Failed, "; ")
+	case f.MaxPods > 0 && f.Total >= f.MaxPods:
+		return fmt.Sprintf("the node holds %d addresses, its max pods", f.Total)
+	case f.Shortfall > 0:
+		return fmt.Sprintf("growth is blocked (ENI limit %d reached or subnet back-off); shortfall %d", f.MaxENIs, f.Shortfall)
+	case f.Cooling > 0:
+		return fmt.Sprintf("%d addresses are cooling down (IP_COOLDOWN_PERIOD)", f.Cooling)
+	}
+	return "new addresses are on an ENI whose host side is not ready yet"
+}
+
+func (c *call) storedSettings() (store.Settings, error) {
+	var s store.Settings
+	err := c.store.View(func(tx *store.Tx) (err error) { s, err = tx.Settings(); return err })
+	if isUninitialized(err) {
+		err = nil
+	}
+	return s, err
+}
+
+// storedEnv serves the targets the last reconcile acted on, so the plugin
+// (run with kubelet's environment) follows the operator's configuration.
+func storedEnv(s store.Settings) settings.Lookup {
+	values := storedValues(s)
+	return func(k string) (string, bool) {
+		if v, ok := values[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}
+}
+
+// storedValues are the knobs of the last reconcile as environment values;
+// none when no reconcile has run yet.
+func storedValues(s store.Settings) map[string]string {
+	if s.UpdatedAt.IsZero() {
+		return nil
+	}
+	e := s.Effective
+	return map[string]string{
+		settings.WarmENITarget: strconv.Itoa(e.WarmENITarget), settings.WarmIPTarget: strconv.Itoa(e.WarmIPTarget),
+		settings.MinIPTarget: strconv.Itoa(e.MinIPTarget), settings.WarmPrefixTarget: strconv.Itoa(e.WarmPrefixTarget),
+		settings.PrefixDelegation: strconv.FormatBool(e.PrefixDelegation), settings.MaxENI: strconv.Itoa(e.MaxENI),
+		settings.MaxPods: strconv.Itoa(e.MaxPods), settings.Cooldown: e.Cooldown.String(),
+		settings.ReleaseDelay: e.ReleaseDelay.String(),
+	}
+}
+
+// growFlags makes MINIMUM_IP_TARGET alone (no warm addresses by design) still
+// yield the one address this pod needs.
+func growFlags(s store.Settings) settings.Overrides {
+	if s.Effective.MinIPTarget > 0 && s.Effective.WarmIPTarget == 0 {
+		one := 1
+		return settings.Overrides{WarmIP: &one}
+	}
+	return settings.Overrides{}
+}
+
+// wantFree is roughly how many free addresses the targets ask for; below it
+// a background reconcile is started.
+func wantFree(s store.Settings, perENI int) int {
+	e := s.Effective
+	switch {
+	case e.WarmIPTarget > 0 || e.MinIPTarget > 0:
+		return e.WarmIPTarget
+	case e.PrefixDelegation:
+		return max(e.WarmPrefixTarget*pool.PrefixSize, 1)
+	}
+	return max(e.WarmENITarget*perENI, 1)
+}
+
+// maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool
+// under its target. The child takes the lock without waiting, so a burst of
+// ADDs starts at most one pass that does work.
+func (c *call) maybeRefill() {
+	if !c.low || !c.cfg.backgroundReconcile() {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command(self, "--state-dir", c.cfg.StateDir, "reconcile", "--timeout", "2m")
+	cmd.Args[0] = "vpcctl"
+	cmd.Env = os.Environ()
+	for k, v := range storedValues(c.settings) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		c.log.Warn("background reconcile not started", "err", err)
+		return
+	}
+	c.log.Info("background reconcile started", "pid", cmd.Process.Pid)
+	_ = cmd.Process.Release()
+}

@@ -1,0 +1,76 @@
+package plugin
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/pool"
+	"vpc-cni/store"
+)
+
+// cmdStatus answers whether an ADD can be served now: an address is free, or
+// inline grow could get one. It never waits on the reconcile lock.
+func cmdStatus(args *skel.CmdArgs) error {
+	c, err := begin(args, "STATUS", func(t Timeouts) Duration { return t.Status })
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	var node store.Node
+	var known bool
+	var snap pool.Snapshot
+	var s store.Settings
+	err = c.store.View(func(tx *store.Tx) (err error) {
+		if node, known, err = tx.Node(); err != nil || !known {
+			return err
+		}
+		if s, err = tx.Settings(); err != nil {
+			return err
+		}
+		snap, err = tx.Snapshot()
+		return err
+	})
+	if isUninitialized(err) || (err == nil && !known) {
+		return unavailable("the node has not been reconciled yet; run 'vpcctl reconcile'")
+	}
+	if err != nil {
+		return storeErr("reading the pool", err)
+	}
+	return c.judge(node, s, snap, time.Now())
+}
+
+func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now time.Time) error {
+	cooldown := effectiveCooldown(s)
+	if _, _, _, ok := pool.PickAddress(snap, now, cooldown); ok {
+		return nil
+	}
+	if !c.cfg.inlineGrow() {
+		return unavailable("no free address and inline grow is off; waiting for the next reconcile")
+	}
+	cfg := s.Effective
+	if s.UpdatedAt.IsZero() {
+		cfg = pool.Defaults()
+	}
+	if cfg.WarmIPTarget == 0 && cfg.MinIPTarget > 0 {
+		cfg.WarmIPTarget = 1
+	}
+	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: cfg, Snapshot: snap, Now: now})
+	for _, a := range plan.Actions {
+		if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
+			return nil // an ADD would grow the pool inline
+		}
+	}
+	if now.Before(snap.GrowBlockedUntil) {
+		return unavailable(fmt.Sprintf("no free address; growth blocked until %s: %s", snap.GrowBlockedUntil.Format(time.RFC3339), snap.GrowBlockedWhy))
+	}
+	f := plan.Figures
+	return unavailable(fmt.Sprintf("no free address and none can be had: %d assigned, %d cooling, %d ENIs of %d, max pods %d",
+		f.Assigned, f.Cooling, f.ENIs, f.MaxENIs, f.MaxPods))
+}
+
+func unavailable(msg string) error {
+	return types.NewError(types.ErrPluginNotAvailable, msg, "")
+}

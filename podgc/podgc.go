@@ -1,0 +1,126 @@
+// Package podgc finds what pods left behind: assignments whose network
+// namespace is gone (a DEL that never came) and host-side wiring (veths,
+// routes, rules) that no assignment owns. `vpcctl gc` and reconcile run it.
+package podgc
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"vpc-cni/netns"
+	"vpc-cni/store"
+)
+
+// Host is the node side podgc reads and cleans; netns implements it.
+type Host interface {
+	ListHost() (netns.HostState, error)
+	NetnsExists(path string) bool
+	TeardownPod(p netns.Pod) error
+	RemoveLeftover(veth string, ip netip.Addr) error
+}
+
+// Kernel is the real node netns.
+type Kernel struct{}
+
+func (Kernel) ListHost() (netns.HostState, error)              { return netns.ListHost() }
+func (Kernel) NetnsExists(path string) bool                    { return netns.NetnsExists(path) }
+func (Kernel) TeardownPod(p netns.Pod) error                   { return netns.TeardownPod(p) }
+func (Kernel) RemoveLeftover(veth string, ip netip.Addr) error { return netns.RemoveLeftover(veth, ip) }
+
+// Report lists what was (or, dry-run, would be) removed.
+type Report struct {
+	Released  []string `json:"released"`  // assignment keys whose netns is gone
+	Leftovers []string `json:"leftovers"` // host veths, routes and rules no assignment owns
+	Failed    []string `json:"failed,omitempty"`
+}
+
+// Run collects garbage. The host is read before the assignments: an ADD
+// takes its address before it creates its veth, so every veth seen belongs
+// to an assignment that the later read sees.
+func Run(st *store.Store, host Host, dryRun bool, now time.Time) (Report, error) {
+	rep := Report{Released: []string{}, Leftovers: []string{}}
+	hs, err := host.ListHost()
+	if err != nil {
+		return rep, fmt.Errorf("reading the host's pod wiring: %w", err)
+	}
+	var all []store.Assignment
+	if err := st.View(func(tx *store.Tx) (err error) { all, err = tx.Assignments(); return err }); err != nil {
+		return rep, err
+	}
+	live := releaseGone(st, host, all, dryRun, now, &rep)
+	removeUnowned(host, hs, live, dryRun, &rep)
+	return rep, nil
+}
+
+// releaseGone releases assignments whose netns is gone and returns the rest.
+func releaseGone(st *store.Store, host Host, all []store.Assignment, dryRun bool, now time.Time, rep *Report) []store.Assignment {
+	var live []store.Assignment
+	for _, a := range all {
+		if a.Netns == "" || host.NetnsExists(a.Netns) {
+			live = append(live, a)
+			continue
+		}
+		rep.Released = append(rep.Released, fmt.Sprintf("%s (%s, %s/%s)", a.Key, a.IP, a.PodNamespace, a.PodName))
+		if dryRun {
+			continue
+		}
+		if err := release(st, host, a, now); err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v", a.Key, err))
+		}
+	}
+	return live
+}
+
+func release(st *store.Store, host Host, a store.Assignment, now time.Time) error {
+	p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP}
+	if a.DeviceIndex > 0 {
+		p.Table = a.DeviceIndex + 1
+	}
+	if err := host.TeardownPod(p); err != nil {
+		return err
+	}
+	return st.Update(func(tx *store.Tx) error {
+		cur, ok, err := tx.Assignment(a.Key)
+		if err != nil || !ok || cur.IP != a.IP {
+			return err // gone or replaced meanwhile: nothing of ours to release
+		}
+		_, _, err = tx.Give(a.Key, now)
+		return err
+	})
+}
+
+// removeUnowned removes veths, routes and rules that no live assignment owns.
+func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
+	veths, ips := map[string]bool{}, map[netip.Addr]bool{}
+	for _, a := range live {
+		veths[a.HostVeth], ips[a.IP] = true, true
+	}
+	remove := func(what, veth string, ip netip.Addr) {
+		rep.Leftovers = append(rep.Leftovers, what)
+		if dryRun {
+			return
+		}
+		if err := host.RemoveLeftover(veth, ip); err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v", what, err))
+		}
+	}
+	for _, v := range hs.Veths {
+		if !veths[v] {
+			remove("veth "+v, v, netip.Addr{})
+		}
+	}
+	seen := map[netip.Addr]bool{}
+	for _, r := range hs.Routes {
+		if !ips[r.IP] && !seen[r.IP] {
+			seen[r.IP] = true
+			remove(fmt.Sprintf("route %s/32 dev %s", r.IP, r.Veth), "", r.IP)
+		}
+	}
+	for _, r := range hs.Rules {
+		if !ips[r.IP] && !seen[r.IP] {
+			seen[r.IP] = true
+			remove(fmt.Sprintf("rule prio %d for %s", r.Priority, r.IP), "", r.IP)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// StoreBudget lets separate processes share one EC2 rate budget in the store.
+type StoreBudget struct{ Store *store.Store }
+
+// TakeToken implements cloud.RateBudget.
+func (b StoreBudget) TakeToken(bucket string, now time.Time, rate, burst float64) (wait time.Duration, err error) {
+	err = b.Store.Update(func(tx *store.Tx) error {
+		wait, err = tx.TakeToken(bucket, now, rate, burst)
+		return err
+	})
+	return wait, err
+}
+
+// NewRunner wires a runner to the real EC2, IMDS (through the SDK's usual
+// environment) and kernel. env is where the targets are read from.
+func NewRunner(ctx context.Context, st *store.Store, env settings.Lookup, flags settings.Overrides, userAgent string) (*Runner, error) {
+	var node store.Node
+	err := st.View(func(tx *store.Tx) (err error) { node, _, err = tx.Node(); return err })
+	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
+		return nil, err
+	}
+	region := ""
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		region = node.Region // learnt once; saves an IMDS call per pass
+	}
+	cluster, _ := env(settings.ClusterName)
+	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster,
+		Budget: StoreBudget{st}, UserAgent: userAgent})
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{Store: st, Cloud: cl, Host: KernelHost{}, Env: env, Flags: flags}, nil
+}

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// AvailableAtLeast reports whether at least n addresses can be handed out now
+// (free, or cooled down, on ready ENIs, outside releasing blocks). It stops
+// counting at n, so the plugin can ask after every ADD at little cost.
+func (t *Tx) AvailableAtLeast(n int, now time.Time, cooldown time.Duration) (bool, error) {
+	if n <= 0 {
+		return true, nil
+	}
+	seen := 0
+	c := t.bucket(bAvail).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		state, since, err := decodeAvail(v)
+		if err != nil {
+			return false, err
+		}
+		if state == pool.Cooling && now.Before(since.Add(cooldown)) {
+			continue
+		}
+		if seen++; seen >= n {
+			return true, nil
+		}
+	}
+	return false, nil
+}
