@@ -44,7 +44,7 @@ func TestSubnet(t *testing.T) {
 // TestENILifecycle walks one ENI through everything reconcile does to it.
 func TestENILifecycle(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{InstanceType: "m5.large"})
-	c := newClient(t, Options{ClusterName: "prod"})
+	c := newClient(t, Options{ClusterName: "prod", UserAgent: "vpc-cni/test"})
 	ctx := testCtx(t)
 	st := sim.State()
 	created := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)

@@ -25,6 +25,7 @@ func simCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			simServeCommand(),
 			simCallsCommand(),
+			simPingCommand(),
 		},
 	}
 }

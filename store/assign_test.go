@@ -270,3 +270,33 @@ func randomRelease(rt *rapid.T, tx *Tx) error {
 	}
 	return nil
 }
+
+func TestAvailableAtLeastFollowsTheIndex(t *testing.T) {
+	s := newStore(t)
+	const cooldown = 30 * time.Second
+	update(t, s, func(tx *Tx) error {
+		if err := tx.PutENI(testENI(0, true, seqBlocks("100.64.0.1", 3)...)); err != nil {
+			return err
+		}
+		if err := tx.PutENI(testENI(1, false, seqBlocks("100.64.1.1", 5)...)); err != nil {
+			return err
+		}
+		mustTake(t, tx, "a/eth0", t0, cooldown)
+		mustTake(t, tx, "b/eth0", t0, cooldown)
+		_, _, err := tx.Give("b/eth0", t0)
+		return err
+	})
+	view(t, s, func(tx *Tx) error {
+		for _, c := range []struct {
+			n    int
+			now  time.Time
+			want bool
+		}{{0, t0, true}, {1, t0, true}, {2, t0, false}, {2, t0.Add(cooldown), true}, {3, t0.Add(cooldown), false}} {
+			got, err := tx.AvailableAtLeast(c.n, c.now, cooldown)
+			if err != nil || got != c.want {
+				t.Errorf("AvailableAtLeast(%d, +%v) = %v, %v; want %v", c.n, c.now.Sub(t0), got, err, c.want)
+			}
+		}
+		return nil
+	})
+}
