@@ -82,8 +82,8 @@ func BenchmarkCompute(b *testing.B) {
 func BenchmarkPickAddress(b *testing.B) {
 	for _, bc := range computeCases[:3] {
 		b.Run(bc.name, func(b *testing.B) {
-			snap, n := benchNode(bc.enis, bc.slots, false, 0)
-			snap, _ = benchNode(bc.enis, bc.slots, false, n-1)
+			_, n := benchNode(bc.enis, bc.slots, false, 0)
+			snap, _ := benchNode(bc.enis, bc.slots, false, n-1)
 			for b.Loop() {
 				if _, _, _, ok := PickAddress(snap, startTime, DefaultCooldown); !ok {
 					b.Fatal("nothing picked")

@@ -32,17 +32,6 @@ type tally struct {
 
 func (t *tally) held() int { return t.free + t.cooling + t.assigned }
 
-// liveENIs counts ENIs not deleted by a release being tried.
-func (t *tally) liveENIs() int {
-	n := 0
-	for i := range t.enis {
-		if !t.enis[i].gone {
-			n++
-		}
-	}
-	return n
-}
-
 func newTally(s Snapshot, now time.Time, cooldown time.Duration, perENI int) tally {
 	t := tally{enis: make([]eniTally, 0, len(s.ENIs)+1)}
 	hasPrimary := false

@@ -53,7 +53,7 @@ func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, tru
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", s.Kind, s.ENIID, res.Err))
 			k := cloud.Classify(res.Err)
 			stopped = k == cloud.KindThrottled || k == cloud.KindSubnetFull || k == cloud.KindUnauthorized ||
-				k == cloud.KindNoCredentials || k == cloud.KindUnreachable || ctx.Err() != nil
+				k == cloud.KindNoCredentials || k == cloud.KindUnreachable || k == cloud.KindTimeout || ctx.Err() != nil
 		}
 		out = append(out, res)
 	}

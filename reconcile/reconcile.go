@@ -99,6 +99,7 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if !opts.DryRun {
 		truth = r.repairIntents(ctx, node, truth, rep)
+		r.finishAttaches(ctx, truth, rep)
 	}
 	steps, err := r.mergeAndPlan(node, cfg, truth, opts, rep)
 	if err != nil || opts.DryRun {

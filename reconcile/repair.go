@@ -48,12 +48,12 @@ func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, t
 	case pool.CreateENI:
 		rep.Calls = append(rep.Calls, "CreateNetworkInterface")
 		eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{SubnetID: node.SubnetID, Groups: node.SecurityGroups,
-			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID, Now: in.Started})
+			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID})
 		if err != nil {
 			return false, err
 		}
 		if _, attached := findENI(truth, eni.ID); attached {
-			return false, nil
+			return false, nil // the merge adopts it; finishAttaches sets delete-on-termination
 		}
 		return true, r.deleteWhenDetached(ctx, eni.ID, rep)
 	case pool.Unassign:
@@ -68,6 +68,22 @@ func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, t
 		return true, r.deleteENI(ctx, node, in.ENIID, truth, rep)
 	}
 	return false, nil
+}
+
+// finishAttaches sets delete-on-termination on our attached ENIs that lack
+// it: a pass killed after the attach, or whose Modify call failed, left them
+// so, and they would outlive the instance.
+func (r *Runner) finishAttaches(ctx context.Context, truth []cloud.ENIInfo, rep *Report) {
+	for _, t := range truth {
+		if !t.Attached || t.DeviceIndex == 0 || t.DeleteOnTermination || t.AttachmentID == "" ||
+			t.Tags[cloud.TagInstanceID] == "" {
+			continue
+		}
+		rep.Calls = append(rep.Calls, "ModifyNetworkInterfaceAttribute")
+		if err := r.Cloud.SetDeleteOnTermination(ctx, t.ID, t.AttachmentID); err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("delete-on-termination on %s: %v", t.ID, err))
+		}
+	}
 }
 
 func stillHeld(info cloud.ENIInfo, blocks []netip.Prefix) []netip.Prefix {
