@@ -36,7 +36,7 @@ Examples:
 				return err
 			}
 			rep, err := runReconcile(c, settings.Overrides{}, c.Bool("dry-run"), c.Bool("wait"))
-			if rep != nil {
+			if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
 				if rerr := renderReport(c, rep); rerr != nil {
 					return rerr
 				}

@@ -35,7 +35,8 @@ func (c *call) growInline() (bool, string) {
 	}
 	runner.Log = c.log
 	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true})
-	c.log.Info("inline grow", "calls", len(rep.Calls), "actions", len(rep.Plan.Actions), "err", err)
+	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
+		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
 		return true, "inline grow failed: " + err.Error()
 	}

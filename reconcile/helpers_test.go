@@ -69,7 +69,12 @@ type node struct {
 // startSim runs an emulator on loopback and points the AWS environment at it.
 func startSim(t testing.TB, instanceType string) *ec2sim.Sim {
 	t.Helper()
-	sim, err := ec2sim.New(ec2sim.Config{InstanceType: instanceType})
+	return startSimConfig(t, ec2sim.Config{InstanceType: instanceType})
+}
+
+func startSimConfig(t testing.TB, cfg ec2sim.Config) *ec2sim.Sim {
+	t.Helper()
+	sim, err := ec2sim.New(cfg)
 	if err != nil {
 		t.Fatalf("ec2sim.New: %v", err)
 	}
@@ -181,7 +186,11 @@ func (n *node) storeSummary() string {
 // addPod takes an address for a new pod as the plugin's ADD does.
 func (n *node) addPod() (store.Assignment, error) {
 	n.pods++
-	key := fmt.Sprintf("pod%04d/eth0", n.pods)
+	return n.takeFor(fmt.Sprintf("pod%04d/eth0", n.pods))
+}
+
+// takeFor takes an address for the pod key (again, for a pod that waited).
+func (n *node) takeFor(key string) (store.Assignment, error) {
 	var got store.Assignment
 	err := n.st.Update(func(tx *store.Tx) (err error) {
 		got, err = tx.Take(store.Assignment{Key: key}, n.clock.Now(), n.cooldown())

@@ -48,7 +48,7 @@ func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, t
 	case pool.CreateENI:
 		rep.Calls = append(rep.Calls, "CreateNetworkInterface")
 		eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{SubnetID: node.SubnetID, Groups: node.SecurityGroups,
-			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID})
+			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID, Now: in.Started})
 		if err != nil {
 			return false, err
 		}

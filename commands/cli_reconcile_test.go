@@ -1,0 +1,134 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"vpc-cni/store"
+)
+
+// stateOf is everything the store holds but the rate budget and counters.
+func stateOf(t *testing.T, dir string) string {
+	t.Helper()
+	st, err := store.Open(dir, store.Options{ReadOnly: true})
+	if err != nil {
+		return "open: " + err.Error()
+	}
+	var out string
+	err = st.View(func(tx *store.Tx) error {
+		node, _, _ := tx.Node()
+		snap, _ := tx.Snapshot()
+		set, _ := tx.Settings()
+		in, _ := tx.Intents()
+		as, _ := tx.Assignments()
+		ev, _ := tx.Events(1000)
+		rr, _, _ := tx.ReconcileReport()
+		out = fmt.Sprintf("%+v\n%+v\n%+v\n%+v\n%+v\n%+v\n%+v", node, snap, set, in, as, ev, rr)
+		return nil
+	})
+	if err != nil {
+		return "view: " + err.Error()
+	}
+	return out
+}
+
+// A reconcile that cannot reach or may not use EC2 or IMDS exits 1, says
+// which and what to do, and leaves the state file byte for byte.
+func TestReconcileFailuresExit1(t *testing.T) {
+	cases := []struct {
+		name   string
+		fresh  bool // the node has not been learnt yet
+		breaks func(t *testing.T, env []string, deny func(string)) []string
+		says   []string
+	}{
+		{"IMDS unreachable", true, func(t *testing.T, env []string, _ func(string)) []string {
+			return with(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+closedURL(t))
+		}, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}},
+		{"EC2 unreachable", false, func(t *testing.T, env []string, _ func(string)) []string {
+			return with(env, "AWS_ENDPOINT_URL_EC2="+closedURL(t))
+		}, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}},
+		{"no credentials", false, func(t *testing.T, env []string, _ func(string)) []string {
+			return with(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_EC2_METADATA_DISABLED=true")
+		}, []string{"no usable AWS credentials", "AWS_ACCESS_KEY_ID"}},
+		{"UnauthorizedOperation", false, func(t *testing.T, env []string, deny func(string)) []string {
+			deny("DescribeNetworkInterfaces")
+			return env
+		}, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sim, env := newSim(t, "m5.large")
+			dir := t.TempDir()
+			if !c.fresh {
+				vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+			} else {
+				vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0) // creates an empty state file
+			}
+			env = c.breaks(t, env, sim.DenyAction)
+			// Not the file's bytes: the shared EC2 rate budget lives in the
+			// store and is spent by the failed call, by design.
+			before := stateOf(t, dir)
+			vpc(t, env, "--state-dir", dir, "reconcile").want(t, 1, c.says...)
+			if after := stateOf(t, dir); after != before {
+				t.Errorf("the failed reconcile changed the state:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// A bad configuration value exits 2 and names the variable.
+func TestBadConfigExit2(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	for _, v := range []string{"abc", "-1"} {
+		dir := t.TempDir()
+		vpc(t, with(env, "WARM_IP_TARGET="+v), "--state-dir", dir, "reconcile").want(t, 2, "WARM_IP_TARGET")
+	}
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "x").want(t, 2, "ip-target")
+	vpc(t, env, "--state-dir", dir, "frobnicate").want(t, 2, "frobnicate")
+}
+
+// `pool warm` persists the target and reconciles at once.
+func TestPoolWarmReconcilesAtOnce(t *testing.T) {
+	sim, env := newSim(t, "m5.large") // 9 addresses per ENI: 5 fit on the primary
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "5").want(t, 0, "WARM_IP_TARGET")
+	if enis, addrs := simHeld(sim); enis != 1 || addrs != 5 {
+		t.Errorf("EC2 holds %d ENIs, %d addresses after pool warm; want 1, 5", enis, addrs)
+	}
+	r := vpc(t, env, "--state-dir", dir, "pool", "status", "-o", "json")
+	r.want(t, 0)
+	var st struct {
+		Targets []struct{ Name, Value, Source string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, v := range st.Targets {
+		if v.Name == "WARM_IP_TARGET" {
+			found = v.Value == "5" && v.Source == "store"
+		}
+	}
+	if !found {
+		t.Errorf("status does not show WARM_IP_TARGET=5 from the store: %+v", st.Targets)
+	}
+}
+
+// Subnet exhaustion: reconcile fails, status shows the back-off.
+func TestExhaustionShowsGrowthBlocked(t *testing.T) {
+	sim, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	sim.SetSubnetFree(0)
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 1, "subnet")
+	vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0, "GROWTH BLOCKED")
+	sim.ResetCounters()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	for action, n := range sim.Counters() {
+		if !strings.HasPrefix(action, "Describe") && !strings.HasPrefix(action, "IMDS") && n > 0 {
+			t.Errorf("a reconcile within the back-off called %s %d times", action, n)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package commands
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vpc-cni/cloud/ec2sim"
+)
+
+// vpcctl is the binary under test, built once by TestMain.
+var vpcctl string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vpcctl-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	vpcctl = filepath.Join(dir, "vpcctl")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = "/usr/local/go/bin/go"
+	}
+	build := exec.Command(goBin, "build", "-o", vpcctl, "vpc-cni")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building vpcctl: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run is one vpcctl invocation: its exit code and output.
+type run struct {
+	code           int
+	stdout, stderr string
+}
+
+// vpc runs the binary with exactly env (plus PATH), never the host's AWS setup.
+func vpc(t *testing.T, env []string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(vpcctl, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := run{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running vpcctl: %v", err)
+	}
+	return r
+}
+
+func (r run) want(t *testing.T, code int, says ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+	for _, s := range says {
+		if !strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("output lacks %q\nstdout: %s\nstderr: %s", s, r.stdout, r.stderr)
+		}
+	}
+}
+
+// newSim starts an emulated node; instance types are chosen so the tests
+// never need a secondary ENI (the CLI's kernel host would look for its link).
+func newSim(t *testing.T, instanceType string) (*ec2sim.Sim, []string) {
+	t.Helper()
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: instanceType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	return sim, append(sim.Env(), "AWS_MAX_ATTEMPTS=1")
+}
+
+func with(env []string, kv ...string) []string {
+	out := []string{}
+	for _, e := range env {
+		keep := true
+		for _, n := range kv {
+			k, _, _ := strings.Cut(n, "=")
+			if strings.HasPrefix(e, k+"=") {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv...)
+}
+
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String()
+	_ = l.Close()
+	return u
+}
+
+func simHeld(sim *ec2sim.Sim) (enis, addrs int) {
+	for _, e := range sim.State().ENIs {
+		if e.DeviceIndex >= 0 {
+			enis++
+			addrs += len(e.Secondary) + 16*len(e.Prefixes)
+		}
+	}
+	return enis, addrs
+}
