@@ -8,7 +8,7 @@ BIN      := bin
 .PHONY: build test bench lint demo clean
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
+	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
 	ln -sf vpcctl $(BIN)/vpc-cni
 
 # The README's test command. As root the end-to-end tests build their own network namespaces.

@@ -51,18 +51,15 @@ func (c *call) take() (store.Assignment, error) {
 		return a, err
 	}
 	why := "no free address in the pool"
-	if c.cfg.inlineGrow() {
-		grown, reason := c.growInline()
-		if grown {
-			if a, err = c.takeOnce(want); err == nil || !errors.Is(err, store.ErrNoFreeAddress) {
-				return a, err
-			}
-		}
-		why += "; " + reason
-	} else {
+	if !c.cfg.inlineGrow() {
 		why += " and inline grow is off; the next reconcile refills it"
+		return a, types.NewError(types.ErrTryAgainLater, why, "")
 	}
-	return a, types.NewError(types.ErrTryAgainLater, why, "")
+	a, reason, err := c.takeGrowing(want)
+	if !errors.Is(err, store.ErrNoFreeAddress) {
+		return a, err
+	}
+	return a, types.NewError(types.ErrTryAgainLater, why+"; "+reason, "")
 }
 
 // takeOnce is one transaction: the effective cooldown and the node's subnet

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,16 +16,32 @@ import (
 	"vpc-cni/store"
 )
 
-// growInline runs a grow-only reconcile pass under the reconcile lock within
-// the ADD deadline. It reports whether taking again is worth it and, if the
-// pool could not grow, why.
-func (c *call) growInline() (bool, string) {
+// takeGrowing waits for the reconcile lock within the ADD deadline and then
+// tries the pool again before growing it: a burst of ADDs queued on the lock
+// is served by the one grow pass that ran ahead of them, instead of each
+// running its own. ErrNoFreeAddress comes with the reason.
+func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, error) {
 	deadline, _ := c.ctx.Deadline()
 	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline))
 	if err != nil || !held {
-		return false, fmt.Sprintf("could not take the reconcile lock in time: %v", err)
+		return store.Assignment{}, fmt.Sprintf("could not take the reconcile lock in time: %v", err), store.ErrNoFreeAddress
 	}
 	defer unlock()
+	if a, err := c.takeOnce(want); !errors.Is(err, store.ErrNoFreeAddress) {
+		return a, "", err
+	}
+	grown, reason := c.growInline()
+	if !grown {
+		return store.Assignment{}, reason, store.ErrNoFreeAddress
+	}
+	a, err := c.takeOnce(want)
+	return a, reason, err
+}
+
+// growInline runs a grow-only reconcile pass; the caller holds the reconcile
+// lock. It reports whether taking again is worth it and, if the pool could
+// not grow, why.
+func (c *call) growInline() (bool, string) {
 	s, err := c.storedSettings()
 	if err != nil {
 		return false, err.Error()

@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/containernetworking/plugins/pkg/testutils"
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+
+	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/store"
+)
+
+// origNS is the namespace the test process started in: set-up refuses to
+// change it.
+var origNS vnetns.NsHandle
+
+// binDir holds vpcctl, its vpc-cni symlink and the reference plugins, built
+// once by TestMain; skipWhy is set when the tests cannot run.
+var binDir, skipWhy string
+
+// refPlugins are the containernetworking/plugins binaries the tests chain
+// with or compare against, built from the module cache at go.mod's version.
+var refPlugins = []string{
+	"meta/portmap", "meta/bandwidth", "meta/tuning", "meta/sbr",
+	"main/ptp", "main/bridge", "ipam/host-local",
+}
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() != 0 {
+		skipWhy = "e2e tests need root: they create network namespaces (run as root, e.g. `sudo -E go test ./e2e`)"
+		os.Exit(m.Run())
+	}
+	var err error
+	if origNS, err = vnetns.Get(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "vpc-cni-e2e-bin-")
+	if err == nil {
+		err = buildBinaries(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building binaries:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildBinaries builds vpcctl with the Makefile's own flags (so benchmarks
+// measure the binary that ships) and the reference plugins next to it.
+func buildBinaries(dir string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = "/usr/local/go/bin/go"
+	}
+	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if err := run1("make", "-C", root, "build", "BIN="+dir, "VERSION=e2e", "COMMIT=e2e", "GO="+goBin); err != nil {
+		return err
+	}
+	args := []string{"build", "-o", dir + "/"}
+	for _, p := range refPlugins {
+		args = append(args, "github.com/containernetworking/plugins/plugins/"+p)
+	}
+	return run1(goBin, args...)
+}
+
+func run1(name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func requireRoot(tb testing.TB) {
+	tb.Helper()
+	if skipWhy != "" {
+		tb.Skip(skipWhy)
+	}
+}
+
+func bin(name string) string { return filepath.Join(binDir, name) }
+
+// newNetNS makes a named netns under /var/run/netns, deleted when the test
+// ends, pass or fail.
+func newNetNS(tb testing.TB) ns.NetNS {
+	tb.Helper()
+	n, err := testutils.NewNS()
+	if err != nil {
+		tb.Fatalf("create netns: %v", err)
+	}
+	tb.Cleanup(func() {
+		_ = n.Close()
+		_ = testutils.UnmountNS(n)
+	})
+	return n
+}
+
+// world is one simulated node: its netns, the EC2/IMDS emulator listening on
+// 127.0.0.1 inside it, and a state dir. The AWS environment pointing at the
+// emulator is set in the test process (t.Setenv), which every plugin and
+// vpcctl process inherits, libcni's included.
+type world struct {
+	tb       testing.TB
+	node     ns.NetNS
+	sim      *ec2sim.Sim
+	stateDir string
+	nodeIP   netip.Addr // the primary ENI's address, on the node's lo
+	pods     atomic.Int64
+}
+
+// worldOpts shape a world: the instance type and the pool targets of the
+// first reconcile (e.g. "WARM_IP_TARGET=100").
+type worldOpts struct {
+	instanceType string
+	env          []string
+}
+
+func newWorld(tb testing.TB, o worldOpts) *world {
+	tb.Helper()
+	requireRoot(tb)
+	w := &world{tb: tb, node: newNetNS(tb), stateDir: tb.TempDir()}
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, LinkNetns: w.node.Path()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.sim = sim
+	w.nodeIP = sim.State().ENIs[0].PrimaryIP
+	w.inNode(func() error {
+		if err := w.prepareNode(); err != nil {
+			return err
+		}
+		return sim.Start("127.0.0.1:0") // the socket stays in the node netns
+	})
+	tb.Cleanup(func() { _ = sim.Close() })
+	for _, kv := range sim.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		tb.Setenv(k, v)
+	}
+	w.reconcileUntilSettled(o.env...)
+	return w
+}
+
+// prepareNode runs inside the node netns: lo up with the primary ENI's
+// address (the source of node-to-pod traffic) and forwarding on.
+func (w *world) prepareNode() error {
+	if err := refuseOriginalNetNS(); err != nil {
+		return err
+	}
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	if err := netlink.LinkSetUp(lo); err != nil {
+		return err
+	}
+	addr := &netlink.Addr{IPNet: &net.IPNet{IP: w.nodeIP.AsSlice(), Mask: net.CIDRMask(32, 32)}}
+	if err := netlink.AddrAdd(lo, addr); err != nil {
+		return err
+	}
+	return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644)
+}
+
+// refuseOriginalNetNS guards the set-up: it must never touch the namespace
+// the test process started in.
+func refuseOriginalNetNS() error {
+	cur, err := vnetns.Get()
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	if cur.Equal(origNS) {
+		return errors.New("refusing to change the test process's own network namespace")
+	}
+	return nil
+}
+
+// inNode runs fn on a thread inside the node netns; processes started there
+// inherit it.
+func (w *world) inNode(fn func() error) {
+	w.tb.Helper()
+	if err := w.node.Do(func(ns.NetNS) error { return fn() }); err != nil {
+		w.tb.Fatal(err)
+	}
+}
+
+// run is one process started from the node netns.
+type run struct {
+	stdout, stderr []byte
+	err            error
+	state          *os.ProcessState
+}
+
+// execInNode runs path with env (added to the test's environment) and stdin
+// from a thread in the node netns, as kubelet's runtime runs a plugin.
+func (w *world) execInNode(path string, env []string, stdin []byte, args ...string) run {
+	var r run
+	err := w.node.Do(func(ns.NetNS) error {
+		r = execHere(path, env, stdin, args...)
+		return nil
+	})
+	if err != nil {
+		r.err = err
+	}
+	return r
+}
+
+func execHere(path string, env []string, stdin []byte, args ...string) run {
+	var out, errb bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return run{stdout: out.Bytes(), stderr: errb.Bytes(), err: err, state: cmd.ProcessState}
+}
+
+// vpcctl runs the CLI in the node netns against the world's state dir.
+func (w *world) vpcctl(env []string, args ...string) run {
+	var r run
+	err := w.node.Do(func(ns.NetNS) error {
+		r = execHere(bin("vpcctl"), env, nil, append([]string{"--state-dir", w.stateDir}, args...)...)
+		return nil
+	})
+	if err != nil {
+		r.err = err
+	}
+	return r
+}
+
+// reconcile runs one `vpcctl reconcile` pass with env (the targets) and
+// returns how many actions its plan had.
+func (w *world) reconcile(env ...string) int {
+	w.tb.Helper()
+	r := w.vpcctl(env, "reconcile", "--wait", "--timeout", "1m", "-o", "json")
+	if r.err != nil {
+		w.tb.Fatalf("vpcctl reconcile: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Plan struct {
+			Actions []json.RawMessage `json:"actions"`
+		} `json:"plan"`
+		Failed []string `json:"failed"`
+	}
+	if err := json.Unmarshal(r.stdout, &rep); err != nil {
+		w.tb.Fatalf("vpcctl reconcile output: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Failed) > 0 {
+		w.tb.Fatalf("vpcctl reconcile: failed steps %v", rep.Failed)
+	}
+	return len(rep.Plan.Actions)
+}
+
+// reconcileUntilSettled runs passes until one has nothing to do.
+func (w *world) reconcileUntilSettled(env ...string) {
+	w.tb.Helper()
+	for range 6 {
+		if w.reconcile(env...) == 0 {
+			return
+		}
+	}
+	w.tb.Fatal("reconcile did not settle in 6 passes")
+}
+
+// view reads the state file in one read-only transaction.
+func (w *world) view(fn func(tx *store.Tx) error) {
+	w.tb.Helper()
+	st, err := store.Open(w.stateDir, store.Options{ReadOnly: true})
+	if err != nil {
+		w.tb.Fatal(err)
+	}
+	if err := st.View(fn); err != nil {
+		w.tb.Fatal(err)
+	}
+}
+
+func (w *world) assignments() []store.Assignment {
+	var all []store.Assignment
+	w.view(func(tx *store.Tx) (err error) { all, err = tx.Assignments(); return err })
+	return all
+}
+
+// checkStore fails the test if the store's invariants do not hold.
+func (w *world) checkStore() {
+	w.tb.Helper()
+	w.view(func(tx *store.Tx) error { return tx.Check() })
+}

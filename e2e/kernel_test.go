@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"vpc-cni/netns"
+)
+
+// handleIn opens a netlink socket inside n without switching any thread.
+func handleIn(tb testing.TB, n ns.NetNS) *netlink.Handle {
+	tb.Helper()
+	h, err := netlink.NewHandleAt(vnetns.NsHandle(n.Fd()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(h.Close)
+	return h
+}
+
+func ipOf(a netip.Addr) net.IP { return net.IP(a.AsSlice()) }
+
+func addrOf(tb testing.TB, ip net.IP) netip.Addr {
+	tb.Helper()
+	a, ok := netip.AddrFromSlice(ip.To4())
+	if !ok {
+		tb.Fatalf("not an IPv4 address: %v", ip)
+	}
+	return a
+}
+
+func is32(n *net.IPNet, a netip.Addr) bool {
+	if n == nil {
+		return false
+	}
+	ones, _ := n.Mask.Size()
+	return ones == 32 && n.IP.Equal(ipOf(a))
+}
+
+// assertWiring checks DESIGN §7's routed-ENI wiring of p holding ip; table
+// is 0 for the primary ENI, else the secondary ENI's device index + 1.
+func (w *world) assertWiring(p *pod, ip netip.Addr, table int) {
+	w.tb.Helper()
+	host, podH := handleIn(w.tb, w.node), handleIn(w.tb, p.ns)
+	veth, err := host.LinkByName(p.hostVeth())
+	if err != nil {
+		w.tb.Fatalf("host veth %s: %v", p.hostVeth(), err)
+	}
+	podIf, err := podH.LinkByName(p.ifname)
+	if err != nil {
+		w.tb.Fatalf("pod interface %s: %v", p.ifname, err)
+	}
+	if podIf.Type() != "veth" || podIf.Attrs().ParentIndex != veth.Attrs().Index {
+		w.tb.Errorf("pod %s is a %s with peer %d, want the veth peer of %s (%d)",
+			p.ifname, podIf.Type(), podIf.Attrs().ParentIndex, p.hostVeth(), veth.Attrs().Index)
+	}
+	assertPodSide(w.tb, podH, podIf, ip, veth.Attrs().HardwareAddr)
+	assertHostSide(w.tb, host, veth, ip, table)
+}
+
+func assertPodSide(tb testing.TB, h *netlink.Handle, link netlink.Link, ip netip.Addr, hostMAC net.HardwareAddr) {
+	tb.Helper()
+	addrs, err := h.AddrList(link, unix.AF_INET)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(addrs) != 1 || !is32(addrs[0].IPNet, ip) {
+		tb.Errorf("pod addresses %v, want only %s/32", addrs, ip)
+	}
+	routes, err := h.RouteList(link, unix.AF_INET)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var gwLink, deflt bool
+	for _, r := range routes {
+		gwLink = gwLink || (is32(r.Dst, netns.PodGateway) && r.Scope == netlink.SCOPE_LINK)
+		isDefault := r.Dst == nil || r.Dst.String() == "0.0.0.0/0"
+		deflt = deflt || (isDefault && r.Gw.Equal(ipOf(netns.PodGateway)))
+	}
+	if !gwLink || !deflt {
+		tb.Errorf("pod routes %v: want 169.254.1.1/32 scope link (%v) and default via 169.254.1.1 (%v)", routes, gwLink, deflt)
+	}
+	neighs, err := h.NeighList(link.Attrs().Index, unix.AF_INET)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var neigh bool
+	for _, n := range neighs {
+		neigh = neigh || (n.IP.Equal(ipOf(netns.PodGateway)) && n.State == netlink.NUD_PERMANENT &&
+			bytes.Equal(n.HardwareAddr, hostMAC))
+	}
+	if !neigh {
+		tb.Errorf("pod neighbours %v: want 169.254.1.1 lladdr %s PERMANENT", neighs, hostMAC)
+	}
+}
+
+func assertHostSide(tb testing.TB, h *netlink.Handle, veth netlink.Link, ip netip.Addr, table int) {
+	tb.Helper()
+	routes, err := h.RouteListFiltered(unix.AF_INET, &netlink.Route{Table: unix.RT_TABLE_MAIN, LinkIndex: veth.Attrs().Index},
+		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_OIF)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var route bool
+	for _, r := range routes {
+		route = route || is32(r.Dst, ip)
+	}
+	if !route {
+		tb.Errorf("host routes via %s %v: want %s/32", veth.Attrs().Name, routes, ip)
+	}
+	rules, err := h.RuleList(unix.AF_INET)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var to, from int
+	for _, r := range rules {
+		if r.Priority == netns.PrioToPod && is32(r.Dst, ip) && r.Table == unix.RT_TABLE_MAIN {
+			to++
+		}
+		if r.Priority == netns.PrioFromPod && is32(r.Src, ip) {
+			from++
+			if r.Table != table {
+				tb.Errorf("rule from %s lookup %d, want table %d", ip, r.Table, table)
+			}
+		}
+	}
+	wantFrom := 0
+	if table > 0 {
+		wantFrom = 1
+	}
+	if to != 1 || from != wantFrom {
+		tb.Errorf("rules for %s: %d 'to … lookup main' at 512 (want 1), %d 'from' at 1536 (want %d)", ip, to, from, wantFrom)
+	}
+}
+
+// hostState lists the pod veths, rules and routes left in the node netns.
+func (w *world) hostState() netns.HostState {
+	w.tb.Helper()
+	var st netns.HostState
+	w.inNode(func() (err error) { st, err = netns.ListHost(); return err })
+	return st
+}
+
+// readSysctl reads a sysctl inside n, e.g. "net/ipv4/conf/eth0/rp_filter".
+func readSysctl(tb testing.TB, n ns.NetNS, key string) string {
+	tb.Helper()
+	var v []byte
+	err := n.Do(func(ns.NetNS) (err error) {
+		v, err = os.ReadFile(filepath.Join("/proc/sys", key))
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSpace(string(v))
+}
+
+// ping sends one ICMP echo from inside n to dst and waits for the reply (a
+// raw ICMP socket, as netns's tests do).
+func ping(n ns.NetNS, dst netip.Addr) error {
+	return n.Do(func(ns.NetNS) error { return pingHere(dst) })
+}
+
+func pingHere(dst netip.Addr) error {
+	conn, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
+	if err != nil {
+		return fmt.Errorf("open ICMP socket: %w", err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+		return err
+	}
+	id := uint16(os.Getpid())
+	if _, err := conn.WriteTo(echoRequest(id, 1), &net.IPAddr{IP: ipOf(dst)}); err != nil {
+		return fmt.Errorf("send echo to %s: %w", dst, err)
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			return fmt.Errorf("no echo reply from %s: %w", dst, err)
+		}
+		if isEchoReply(buf[:n], id, 1) && from.(*net.IPAddr).IP.Equal(ipOf(dst)) {
+			return nil
+		}
+	}
+}
+
+func echoRequest(id, seq uint16) []byte {
+	b := []byte{8, 0, 0, 0, 0, 0, 0, 0, 'v', 'p', 'c', '-', 'c', 'n', 'i'}
+	binary.BigEndian.PutUint16(b[4:], id)
+	binary.BigEndian.PutUint16(b[6:], seq)
+	binary.BigEndian.PutUint16(b[2:], icmpChecksum(b))
+	return b
+}
+
+func isEchoReply(b []byte, id, seq uint16) bool {
+	return len(b) >= 8 && b[0] == 0 && b[1] == 0 &&
+		binary.BigEndian.Uint16(b[4:]) == id && binary.BigEndian.Uint16(b[6:]) == seq
+}
+
+func icmpChecksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
