@@ -32,12 +32,15 @@ type BucketRate struct{ Rate, Burst float64 }
 
 // Default per-node budgets (Options.DescribeBudget, Options.MutatingBudget). EC2 gives an account 20/s (burst 100) for
 // Describe* and 5/s (burst 50..100) for each mutating action, shared by every
-// node of the account; one node takes a tenth (describe) and a fifth
-// (mutating) of that sustained, with a burst that covers one reconcile pass
-// that creates a few ENIs.
+// node of the account; one node takes a tenth of the describe rate. The
+// mutating bucket is shared by all mutating actions (each has its own 5/s at
+// EC2), so 2/s is well under any one of them; its burst of 20 covers a first
+// reconcile on a big node (4 ENIs: create, attach, modify-attribute each,
+// 12 calls) with room for retries, instead of making an inline grow wait for
+// tokens.
 var (
 	defaultDescribeRate = BucketRate{Rate: 2, Burst: 20}
-	defaultMutatingRate = BucketRate{Rate: 1, Burst: 10}
+	defaultMutatingRate = BucketRate{Rate: 2, Burst: 20}
 )
 
 // budgetMiddleware takes a token before every EC2 attempt (after the retry

@@ -2,18 +2,46 @@
 // through aws-sdk-go-v2 and turns their failures into the few kinds the
 // policy and reconcile act on (see Kind).
 //
-// The usual AWS environment works: AWS_REGION, the credential chain
-// (environment, shared files, the instance role through IMDS),
-// AWS_ENDPOINT_URL_EC2, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_MAX_ATTEMPTS
-// and AWS_RETRY_MODE. Nothing is done at package initialisation and New does
-// no I/O: the SDK configuration is loaded, and the clients built, on the
-// first call that needs them (the CNI plugin is a fresh process per pod).
+// Nothing is done at package initialisation and New does no I/O: the
+// configuration is read, and the clients built, on the first call that needs
+// them (the CNI plugin is a fresh process per pod). The configuration is
+// built here rather than by aws-sdk-go-v2/config, whose STS, SSO and sign-in
+// dependencies would cost every process their initialisation. It honours:
+//
+//   - Region: Options.Region, AWS_REGION, AWS_DEFAULT_REGION, the profile's
+//     region in the shared config file, else IMDS placement/region.
+//   - Profile: AWS_PROFILE, else AWS_DEFAULT_PROFILE, else default; read from
+//     AWS_CONFIG_FILE (~/.aws/config, "[profile NAME]" or "[default]") and
+//     AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials, "[NAME]").
+//   - Credentials, first that is set up: AWS_ACCESS_KEY_ID and
+//     AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY, AWS_SECRET_KEY) with
+//     AWS_SESSION_TOKEN; the profile's aws_access_key_id,
+//     aws_secret_access_key and aws_session_token in the credentials file,
+//     then in the config file; the instance role through IMDS.
+//   - EC2 endpoint: AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL, unless
+//     AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true.
+//   - IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT, _ENDPOINT_MODE,
+//     AWS_EC2_METADATA_DISABLED, AWS_EC2_METADATA_V1_DISABLED.
+//   - AWS_MAX_ATTEMPTS, AWS_RETRY_MODE (standard or adaptive), AWS_CA_BUNDLE.
+//
+// Not supported, and an error on EC2 calls rather than a silent fall-through
+// to the instance role (unless keys are in the environment): profiles with
+// role_arn, source_profile, credential_source, web_identity_token_file,
+// sso_*, login_session or credential_process; AWS_WEB_IDENTITY_TOKEN_FILE;
+// AWS_CONTAINER_CREDENTIALS_*_URI; a profile named by AWS_PROFILE that
+// neither file has. Other shared-config settings (endpoint_url, max_attempts,
+// retry_mode, ca_bundle, ec2_metadata_* in a profile, FIPS and dual-stack
+// endpoints) are ignored: use the environment variables.
 package cloud
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +50,6 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -37,7 +64,7 @@ type Options struct {
 
 	// Budget is the node's shared EC2 rate budget; nil means no client-side limit.
 	Budget                         RateBudget
-	DescribeBudget, MutatingBudget BucketRate // zero: 2/s burst 20, and 1/s burst 10
+	DescribeBudget, MutatingBudget BucketRate // zero: 2/s burst 20 each
 
 	MaxAttempts int           // SDK attempts per call; 0: AWS_MAX_ATTEMPTS, else 3
 	MaxBackoff  time.Duration // cap on the SDK's retry backoff (EC2 and IMDS); 0: SDK defaults (tests set ms)
@@ -55,13 +82,14 @@ type Client struct {
 	opts Options
 	now  func() time.Time
 
-	mu       sync.Mutex
-	cfg      *aws.Config
-	imds     *imds.Client
-	ec2      *ec2.Client
-	ec2URL   string // for messages: where EC2 calls go
-	imdsURL  string
-	identity *Identity // cached: it never changes for an instance
+	mu          sync.Mutex
+	cfg         *aws.Config
+	imds        *imds.Client
+	ec2         *ec2.Client
+	ec2URL      string // for messages: where EC2 calls go
+	ec2Endpoint string // AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, when honoured
+	imdsURL     string
+	identity    *Identity // cached: it never changes for an instance
 }
 
 // New returns a Client. It does no I/O; the first call that needs EC2 or
@@ -88,29 +116,60 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	return &Client{opts: opts, now: time.Now}, nil
 }
 
-// awsConfig loads the SDK configuration once. Callers hold c.mu.
-func (c *Client) awsConfig(ctx context.Context) (*aws.Config, error) {
+// awsConfig builds the SDK configuration, and the IMDS client, once. It is
+// built by hand rather than with config.LoadDefaultConfig, whose STS, SSO
+// and sign-in dependencies cost every process (the plugin runs per pod)
+// their package initialisation. Callers hold c.mu.
+func (c *Client) awsConfig(context.Context) (*aws.Config, error) {
 	if c.cfg != nil {
 		return c.cfg, nil
 	}
-	load := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(c.opts.HTTPTimeout)),
+	s, err := loadAWSSettings(os.Getenv, os.ReadFile)
+	if err != nil {
+		return nil, configError(err)
 	}
 	if c.opts.Region != "" {
-		load = append(load, config.WithRegion(c.opts.Region))
+		s.Region = c.opts.Region
 	}
-	if c.opts.MaxBackoff > 0 {
-		// The role provider's own IMDS client waits 1s per retry; keep tests fast.
-		load = append(load, config.WithEC2RoleCredentialOptions(func(o *ec2rolecreds.Options) {
-			o.Client = imds.New(imds.Options{}, c.imdsOptions)
-		}))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	hc, err := httpClient(c.opts.HTTPTimeout, s.CABundle)
 	if err != nil {
-		return nil, &Error{Op: "config", Kind: KindOther, Msg: "loading the AWS configuration: " + oneLine(err.Error()), Err: err}
+		return nil, configError(err)
 	}
+	cfg := aws.Config{Region: s.Region, HTTPClient: hc, RetryMaxAttempts: s.MaxAttempts, RetryMode: s.RetryMode}
+	c.imdsURL = s.IMDS.url()
+	c.imds = imds.NewFromConfig(cfg, s.IMDS.options, c.imdsOptions)
+	role := ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = c.imds })
+	cfg.Credentials = aws.NewCredentialsCache(s.Creds.provider(role))
+	c.ec2Endpoint = s.Endpoint
 	c.cfg = &cfg
 	return c.cfg, nil
+}
+
+func configError(err error) error {
+	return &Error{Op: "config", Kind: KindOther, Msg: "loading the AWS configuration: " + oneLine(err.Error()), Err: err}
+}
+
+// httpClient is the SDK's client with our timeout and, with AWS_CA_BUNDLE,
+// that bundle as the only roots (as the SDK does).
+func httpClient(timeout time.Duration, caBundle string) (*awshttp.BuildableClient, error) {
+	hc := awshttp.NewBuildableClient().WithTimeout(timeout)
+	if caBundle == "" {
+		return hc, nil
+	}
+	pem, err := os.ReadFile(caBundle)
+	if err != nil {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE: no PEM certificate in %s", caBundle)
+	}
+	return hc.WithTransportOptions(func(tr *http.Transport) {
+		if tr.TLSClientConfig == nil {
+			tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		tr.TLSClientConfig.RootCAs = roots
+	}), nil
 }
 
 func (c *Client) imdsOptions(o *imds.Options) {
@@ -128,19 +187,9 @@ func (c *Client) metadata(ctx context.Context) (*imds.Client, error) {
 }
 
 func (c *Client) metadataLocked(ctx context.Context) (*imds.Client, error) {
-	if c.imds != nil {
-		return c.imds, nil
-	}
-	cfg, err := c.awsConfig(ctx)
-	if err != nil {
+	if _, err := c.awsConfig(ctx); err != nil {
 		return nil, err
 	}
-	c.imdsURL = imdsDefaultURL
-	c.imds = imds.NewFromConfig(*cfg, c.imdsOptions, func(o *imds.Options) {
-		if o.Endpoint != "" {
-			c.imdsURL = strings.TrimRight(o.Endpoint, "/")
-		}
-	})
 	return c.imds, nil
 }
 
@@ -169,6 +218,9 @@ func (c *Client) api(ctx context.Context) (*ec2.Client, error) {
 
 func (c *Client) ec2Options(o *ec2.Options, region string) {
 	o.Region = region
+	if c.ec2Endpoint != "" {
+		o.BaseEndpoint = aws.String(c.ec2Endpoint)
+	}
 	if o.BaseEndpoint != nil {
 		c.ec2URL = strings.TrimRight(*o.BaseEndpoint, "/")
 	}

@@ -84,62 +84,68 @@ func poolStatusCommand() *cli.Command {
 	}
 }
 
-// loadStatus reads everything in one transaction and computes the figures.
+// storedState is what status reads from the store, in one transaction.
+type storedState struct {
+	node     store.Node
+	known    bool
+	snap     pool.Snapshot
+	settings store.Settings
+}
+
+// loadStatus reads the store and computes the figures.
 func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}}
-	var snap pool.Snapshot
-	var stored store.Settings
-	var known bool
-	var node store.Node
-	err := st.View(func(tx *store.Tx) error {
-		var err error
-		if node, known, err = tx.Node(); err != nil {
-			return err
-		}
-		if snap, err = tx.Snapshot(); err != nil {
-			return err
-		}
-		if stored, err = tx.Settings(); err != nil {
-			return err
-		}
-		as, err := tx.Assignments()
-		s.Assignments = len(as)
-		if err != nil {
-			return err
-		}
-		in, err := tx.Intents()
-		s.Intents = len(in)
-		if err != nil {
-			return err
-		}
-		if r, ok, err := tx.ReconcileReport(); err != nil {
-			return err
-		} else if ok {
-			s.LastReconcile = &r
-		}
-		return nil
-	})
+	var ss storedState
+	err := st.View(func(tx *store.Tx) (err error) { ss, err = readState(tx, &s); return err })
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
 		return s, err
 	}
-	cfg, err := settings.Resolve(envLookup, reconcile.OverridesOf(stored), settings.Overrides{})
+	cfg, err := settings.Resolve(envLookup, reconcile.OverridesOf(ss.settings), settings.Overrides{})
 	if err != nil {
 		return s, asUsage(err)
 	}
 	s.Targets = cfg.Values
-	if !known {
+	if !ss.known {
 		return s, nil
 	}
-	s.Initialized, s.Node = true, &node
-	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: cfg.Pool, Snapshot: snap, Now: now})
+	s.Initialized, s.Node = true, &ss.node
+	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
-	if now.Before(snap.GrowBlockedUntil) {
-		s.GrowBlocked = fmt.Sprintf("until %s: %s", snap.GrowBlockedUntil.Format(time.RFC3339), snap.GrowBlockedWhy)
+	if now.Before(ss.snap.GrowBlockedUntil) {
+		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
 	}
-	for _, e := range snap.ENIs {
+	for _, e := range ss.snap.ENIs {
 		s.ENIs = append(s.ENIs, eniStatus(e, cfg.Pool.Cooldown, now))
 	}
 	return s, nil
+}
+
+// readState fills the counts of s and returns the rest.
+func readState(tx *store.Tx, s *PoolStatus) (ss storedState, err error) {
+	if ss.node, ss.known, err = tx.Node(); err != nil {
+		return ss, err
+	}
+	if ss.snap, err = tx.Snapshot(); err != nil {
+		return ss, err
+	}
+	if ss.settings, err = tx.Settings(); err != nil {
+		return ss, err
+	}
+	as, err := tx.Assignments()
+	if err != nil {
+		return ss, err
+	}
+	in, err := tx.Intents()
+	if err != nil {
+		return ss, err
+	}
+	s.Assignments, s.Intents = len(as), len(in)
+	if r, ok, err := tx.ReconcileReport(); err != nil {
+		return ss, err
+	} else if ok {
+		s.LastReconcile = &r
+	}
+	return ss, nil
 }
 
 func eniStatus(e pool.ENI, cooldown time.Duration, now time.Time) ENIStatus {
