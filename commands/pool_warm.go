@@ -91,17 +91,17 @@ func poolWarm(c *cli.Context) error {
 		Pool      PoolStatus        `json:"pool"`
 	}{eff.Values, rep, status}
 	return render(c, out, func(t *table) {
-		t.row("TARGET", "VALUE", "SOURCE")
-		for _, v := range eff.Values {
-			t.row(v.Name, dash(v.Value), v.Source)
-		}
-		t.blank()
 		if rep != nil {
 			reportRows(t, rep)
 			t.blank()
 		}
 		if status.Initialized {
-			statusTable(t, status)
+			statusTable(t, status) // ends with every target and its source
+			return
+		}
+		t.row("TARGET", "VALUE", "SOURCE")
+		for _, v := range eff.Values {
+			t.row(v.Name, dash(v.Value), v.Source)
 		}
 	})
 }
