@@ -1,0 +1,101 @@
+package reconcile
+
+import (
+	"testing"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/store"
+)
+
+// TestExcessIsReleasedOnlyAfterTheDelayAndEmptyENIsAreDeleted: lowering the
+// target leaves the pool alone until the excess has lasted RELEASE_DELAY;
+// then the highest ENI, drained, is deleted in EC2 (not just detached) and
+// the rest goes back in one Unassign.
+func TestExcessIsReleasedOnlyAfterTheDelayAndEmptyENIsAreDeleted(t *testing.T) {
+	n := newNode(t, "t3.small", env{"WARM_IP_TARGET": "5", "RELEASE_DELAY": "2m"})
+	n.converge(5)
+	if enis, addrs := simHeld(n.sim); enis != 2 || addrs != 5 {
+		t.Fatalf("at WARM_IP_TARGET=5: %d ENIs, %d addresses; want 2 and 5", enis, addrs)
+	}
+	n.env["WARM_IP_TARGET"] = "1"
+	for _, wait := range []time.Duration{0, time.Minute, 59 * time.Second} {
+		n.clock.Advance(wait)
+		n.sim.ResetCounters()
+		rep := n.pass()
+		if m := mutating(n.sim.Counters()); m != 0 || len(rep.Plan.Actions) != 0 {
+			t.Fatalf("after %v of excess: %d mutating calls, plan %+v; want none before the delay", wait, m, rep.Plan.Actions)
+		}
+	}
+	n.clock.Advance(2 * time.Second) // the excess has now lasted 2m1s
+	n.pass()
+	enis, addrs := simHeld(n.sim)
+	if enis != 1 || addrs != 1 || len(n.sim.State().ENIs) != 1 {
+		t.Fatalf("after the delay: %d attached ENIs, %d addresses, %d ENIs in EC2; want 1, 1, 1 (the second deleted)",
+			enis, addrs, len(n.sim.State().ENIs))
+	}
+	checkAgrees(t, n.sim, n.st)
+	n.sim.ResetCounters()
+	if rep := n.pass(); !rep.Plan.Empty() || mutating(n.sim.Counters()) != 0 {
+		t.Fatalf("the pass after the release planned %+v; want nothing (no grow/free loop)", rep.Plan.Actions)
+	}
+}
+
+// TestLeakedENIsAreSweptHourly: ENIs tagged as ours, unattached and older
+// than five minutes are deleted on the first pass and then at most hourly;
+// a young one is left for later.
+func TestLeakedENIsAreSweptHourly(t *testing.T) {
+	n := newNode(t, "t3.small", nil)
+	n.pass() // learns the node (VPC, subnet); the first sweep finds nothing
+	n.clock.Advance(time.Hour + time.Second)
+	old := n.leak(t, time.Hour)
+	young := n.leak(t, time.Minute)
+	n.pass()
+	if n.exists(old) || !n.exists(young) {
+		t.Fatalf("after the sweep: old leaked ENI exists=%v, young exists=%v; want false, true", n.exists(old), n.exists(young))
+	}
+	later := n.leak(t, time.Hour)
+	n.clock.Advance(10 * time.Minute)
+	n.pass()
+	if !n.exists(later) {
+		t.Fatal("a second sweep ran within the hour")
+	}
+	n.clock.Advance(time.Hour)
+	n.pass()
+	if n.exists(later) || n.exists(young) {
+		t.Fatal("the next hourly sweep left leaked ENIs that are old enough")
+	}
+	checkAgrees(t, n.sim, n.st)
+}
+
+// leak creates an ENI of this node's kind that was never attached, created
+// age ago by the test clock.
+func (n *node) leak(t *testing.T, age time.Duration) string {
+	t.Helper()
+	cl := n.r.Cloud.(*cloud.Client)
+	node := n.nodeRecord()
+	eni, err := cl.CreateENI(ctxFor(t), cloud.CreateENIRequest{SubnetID: node.SubnetID, InstanceID: "i-0deadbeef0000000",
+		Count: 1, ClientToken: newToken(), Now: n.clock.Now().Add(-age)})
+	if err != nil {
+		t.Fatalf("creating a leaked ENI: %v", err)
+	}
+	return eni.ID
+}
+
+func (n *node) exists(id string) bool {
+	for _, e := range n.sim.State().ENIs {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) nodeRecord() store.Node {
+	n.t.Helper()
+	var node store.Node
+	if err := n.st.View(func(tx *store.Tx) (err error) { node, _, err = tx.Node(); return err }); err != nil {
+		n.t.Fatalf("node: %v", err)
+	}
+	return node
+}
