@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/testutils"
+
+	"vpc-cni/store"
+)
+
+// An ADD that leaves the pool under its target starts a detached `vpcctl
+// reconcile`, which refills the pool without waiting for a timer.
+func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.small"}) // WARM_ENI_TARGET=1: the primary ENI's 3 addresses
+	if n := w.attachedENIs(); n != 1 {
+		t.Fatalf("%d ENIs before the pod, want 1", n)
+	}
+	w.add(w.newPod("first"), mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true})))
+	w.waitFor("a second ENI created by the background reconcile", func() bool { return w.attachedENIs() == 2 })
+	w.waitForReconcileToFinish()
+	w.view(func(tx *store.Tx) error {
+		snap, err := tx.Snapshot()
+		if err == nil && len(snap.ENIs) != 2 {
+			t.Errorf("store knows %d ENIs, EC2 has 2", len(snap.ENIs))
+		}
+		return err
+	})
+}
+
+// `vpcctl gc` releases the address of a pod whose netns vanished without a
+// DEL and removes its veth, route and rules.
+func TestGCCollectsPodsWhoseNetnsIsGone(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	conf := mustJSON(t, w.conf(nil))
+	gone, kept := w.newPod("gone"), w.newPod("kept")
+	w.add(gone, conf)
+	w.add(kept, conf)
+	_ = gone.ns.Close()
+	if err := testutils.UnmountNS(gone.ns); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.vpcctl(nil, "gc"); r.err != nil {
+		t.Fatalf("vpcctl gc: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	all := w.assignments()
+	if len(all) != 1 || all[0].ContainerID != kept.id {
+		t.Fatalf("assignments after gc: %+v; want only %s", all, kept.id)
+	}
+	if st := w.hostState(); len(st.Veths) != 1 || st.Veths[0] != kept.hostVeth() {
+		t.Fatalf("host veths after gc: %v; want only %s", st.Veths, kept.hostVeth())
+	}
+	w.del(kept, conf)
+	w.assertNodeClean()
+}
+
+func (w *world) attachedENIs() int {
+	n := 0
+	for _, e := range w.sim.State().ENIs {
+		if e.DeviceIndex >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond (a detached process does the work) with a generous
+// deadline; it asserts the outcome, not how fast it came.
+func (w *world) waitFor(what string, cond func() bool) {
+	w.tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			w.tb.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitForReconcileToFinish takes and drops the reconcile lock.
+func (w *world) waitForReconcileToFinish() {
+	w.tb.Helper()
+	st, err := store.Open(w.stateDir, store.Options{})
+	if err != nil {
+		w.tb.Fatal(err)
+	}
+	unlock, ok, err := st.LockReconcile(true, 30*time.Second)
+	if err != nil || !ok {
+		w.tb.Fatalf("reconcile lock: %v", err)
+	}
+	unlock()
+}
