@@ -31,6 +31,9 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 	detail := apiDetail(err)
 	switch kind {
 	case KindSubnetFull:
+		if code == "InsufficientCidrBlocks" {
+			return fmt.Sprintf("no free aligned /28 in the subnet (%s); growing with single addresses for a while; a subnet CIDR reservation for prefixes avoids this", detail)
+		}
 		return fmt.Sprintf("subnet out of free addresses (%s); back off growth, add a subnet or free addresses in it", detail)
 	case KindLimit:
 		return fmt.Sprintf("instance-type limit reached (%s); re-read the node's ENIs from EC2", detail)

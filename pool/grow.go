@@ -21,7 +21,7 @@ func (p *policy) growActions(t *tally, d demand) []Action {
 		}
 		left -= n
 		acts = append(acts, Action{
-			Kind: Assign, ENIID: e.id, DeviceIndex: e.device, Count: n, Prefixes: p.pd,
+			Kind: Assign, ENIID: e.id, DeviceIndex: e.device, Count: n, Prefixes: p.prefixes(),
 			Reason: fmt.Sprintf("%s; assign %d %s on %s", why, n, p.unitName(), e.id),
 		})
 	}
@@ -33,7 +33,7 @@ func (p *policy) growActions(t *tally, d demand) []Action {
 		n := min(p.perENI, left)
 		left -= n
 		acts = append(acts, Action{
-			Kind: CreateENI, DeviceIndex: dev, Count: n, Prefixes: p.pd,
+			Kind: CreateENI, DeviceIndex: dev, Count: n, Prefixes: p.prefixes(),
 			Reason: fmt.Sprintf("%s; create an ENI at device %d with %d %s", why, dev, n, p.unitName()),
 		})
 	}

@@ -11,13 +11,14 @@ import (
 func Compute(in Input) Plan {
 	p := newPolicy(in)
 	t := newTally(in.Snapshot, in.Now, in.Config.Cooldown, p.perENI)
-	d := p.need(&t)
+	g := p.grower()
+	d := g.need(&t)
 	plan := Plan{Figures: p.figures(&t, d)}
 	if d.units > 0 {
 		// Growing: nothing is excess. During a subnet back-off the figures
 		// still show the shortfall, but nothing is asked of EC2.
 		if !in.Now.Before(in.Snapshot.GrowBlockedUntil) {
-			plan.Actions = p.growActions(&t, d)
+			plan.Actions = g.growActions(&t, d)
 		}
 		return plan
 	}
@@ -55,6 +56,6 @@ func (p *policy) figures(t *tally, d demand) Figures {
 		ENIs:      len(p.in.Snapshot.ENIs),
 		MaxENIs:   p.maxENIs,
 		MaxPods:   p.maxPods,
-		Policy:    p.name,
+		Policy:    p.grower().name,
 	}
 }

@@ -59,7 +59,7 @@ func (w *watch) checkActions(p Plan, k planKind) {
 		}
 		seen[a.DeviceIndex] = true
 		grow := a.Kind == CreateENI || a.Kind == Assign
-		if grow && (a.Count < 1 || a.Prefixes != in.Config.PrefixDelegation) {
+		if grow && (a.Count < 1 || a.Prefixes != growsPrefixes(in)) {
 			w.rt.Fatalf("bad growth action %+v", a)
 		}
 	}
@@ -96,7 +96,7 @@ func (w *watch) checkGrowthLimits(in Input, before, after counts) {
 		w.rt.Fatalf("grew with %d held, max pods %d", before.held(), maxPods)
 	}
 	overshoot := 0
-	if in.Config.PrefixDelegation {
+	if growsPrefixes(in) {
 		overshoot = PrefixSize - 1 // the last prefix may cross max pods
 	}
 	if after.held() > maxPods+overshoot {
@@ -104,11 +104,22 @@ func (w *watch) checkGrowthLimits(in Input, before, after counts) {
 	}
 }
 
-// checkNoGrowAfterRelease plans right after a release, back-off aside.
+// checkNoGrowAfterRelease plans right after a release, back-off aside, with
+// the prefix fallback as it is and, if it is in force, as if it had ended.
 func (w *watch) checkNoGrowAfterRelease() {
 	in := w.s.in
 	in.Snapshot.GrowBlockedUntil = time.Time{}
 	if p := Compute(in); classify(p).grew {
 		w.rt.Fatalf("the plan right after a release grows: %+v", p.Actions)
 	}
+	in.Snapshot.NoPrefixesUntil = time.Time{}
+	if p := Compute(in); classify(p).grew {
+		w.rt.Fatalf("the plan right after a release grows once the prefix fallback ends: %+v", p.Actions)
+	}
+}
+
+// growsPrefixes is the independent model of the unit of growth: prefixes in
+// prefix mode, single addresses while the fallback is in force.
+func growsPrefixes(in Input) bool {
+	return in.Config.PrefixDelegation && !in.Now.Before(in.Snapshot.NoPrefixesUntil)
 }

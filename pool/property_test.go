@@ -14,8 +14,11 @@ func TestPoolProperties(t *testing.T) {
 		s := newSim(rt, drawLimits(rt), drawConfig(rt))
 		s.lagging = rapid.Bool().Draw(rt, "lagging unassign")
 		w := &watch{s: s, rt: rt}
+		if rapid.Bool().Draw(rt, "no free /28 from the start") {
+			w.step(10)
+		}
 		for range rapid.IntRange(1, 40).Draw(rt, "steps") {
-			w.step(rapid.IntRange(0, 9).Draw(rt, "op"))
+			w.step(rapid.IntRange(0, 10).Draw(rt, "op"))
 		}
 		w.steady()
 		w.noLoop()
@@ -84,6 +87,9 @@ func (w *watch) step(op int) {
 		c := drawConfig(rt)
 		c.Cooldown, c.ReleaseDelay = s.in.Config.Cooldown, s.in.Config.ReleaseDelay
 		s.in.Config = c
+	case 10: // a prefix growth failed: no free /28 in the subnet for a while
+		fallback := time.Duration(rapid.IntRange(0, 900).Draw(rt, "no prefixes s")) * time.Second
+		s.in.Snapshot.NoPrefixesUntil = s.in.Now.Add(fallback)
 	}
 }
 
@@ -138,14 +144,20 @@ func (w *watch) steady() {
 
 // noLoop lets time pass with no pod change, in steps of a third of the
 // release delay: once something is released, nothing may grow again, and
-// the pool settles.
+// the pool settles. A prefix fallback in force ends within the first rounds,
+// so its end (prefix growth, then excess /32s) is crossed too.
 func (w *watch) noLoop() {
 	s := w.s
 	released := false
 	var last planKind
 	s.in.Snapshot.GrowBlockedUntil = time.Time{} // the back-off is over
+	round := (s.in.Config.ReleaseDelay+s.in.Config.Cooldown)/3 + time.Second
+	if s.in.Now.Before(s.in.Snapshot.NoPrefixesUntil) {
+		rounds := rapid.IntRange(0, 4).Draw(w.rt, "fallback rounds left")
+		s.in.Snapshot.NoPrefixesUntil = s.in.Now.Add(time.Duration(rounds)*round - time.Second)
+	}
 	for range 15 {
-		s.advance((s.in.Config.ReleaseDelay+s.in.Config.Cooldown)/3 + time.Second)
+		s.advance(round)
 		s.settle()
 		last = w.planAndApply()
 		if last.grew && released {

@@ -46,7 +46,7 @@ func (p *policy) tryWholeENI(t *tally, i int, r *releaseSet) {
 	e.gone = true
 	t.free -= e.free
 	t.freePrefixes -= e.freePrefixes
-	if p.need(t).units > 0 {
+	if p.grows(t) {
 		e.gone = false
 		t.free += e.free
 		t.freePrefixes += e.freePrefixes
@@ -105,7 +105,7 @@ func (p *policy) tryTake(t *tally, e *eniTally, addrs int, wholePrefix bool) boo
 	e.free -= addrs
 	e.freePrefixes -= fp
 	e.slots--
-	if p.need(t).units == 0 {
+	if !p.grows(t) {
 		return true
 	}
 	t.free += addrs
@@ -124,7 +124,7 @@ func (p *policy) spare(t *tally) int {
 	c := p.in.Config
 	switch p.rule {
 	case ipTargetRule:
-		return max(min(t.free-c.WarmIPTarget, t.held()-c.MinIPTarget), 0)
+		return max(min(t.free-p.warmIP, t.held()-p.minIP), 0)
 	case prefixTargetRule:
 		return max(t.free-max(c.WarmPrefixTarget*PrefixSize, 1), 0)
 	}

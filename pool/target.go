@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // rule is the target rule in force; see the package documentation.
@@ -19,16 +20,21 @@ type policy struct {
 	in      Input
 	rule    rule
 	pd      bool
+	warmIP  int // the targets ipTargetRule keeps, in addresses
+	minIP   int
 	unit    int // addresses per unit of growth: 1, or 16 for a prefix
 	maxENIs int
 	perENI  int // slots per ENI
 	maxPods int
 	name    string // Figures.Policy
+	// singles is the rule growth follows in prefix mode while the subnet
+	// has no free /28 (Now < Snapshot.NoPrefixesUntil); nil otherwise.
+	singles *policy
 }
 
 func newPolicy(in Input) *policy {
 	c := in.Config
-	p := &policy{in: in, pd: c.PrefixDelegation, unit: 1}
+	p := &policy{in: in, pd: c.PrefixDelegation, warmIP: c.WarmIPTarget, minIP: c.MinIPTarget, unit: 1}
 	p.maxENIs, p.perENI, p.maxPods = PodLimits(in.Limits, c)
 	if p.pd {
 		p.unit = PrefixSize
@@ -51,7 +57,40 @@ func newPolicy(in Input) *policy {
 		p.rule = eniTargetRule
 		p.name = fmt.Sprintf("WARM_ENI_TARGET=%d", c.WarmENITarget)
 	}
+	if p.pd && in.Now.Before(in.Snapshot.NoPrefixesUntil) {
+		p.singles = p.singlesPolicy()
+	}
 	return p
+}
+
+// singlesPolicy grows single /32s, one per slot, instead of prefixes: the IP
+// targets unchanged (prefix mode only rounds them up to whole prefixes), and
+// WARM_PREFIX_TARGET as WARM_IP_TARGET = its prefixes' addresses, at least 1.
+func (p *policy) singlesPolicy() *policy {
+	s := *p
+	s.unit, s.singles = 1, nil
+	if p.rule == prefixTargetRule {
+		s.rule = ipTargetRule
+		s.warmIP, s.minIP = max(p.in.Config.WarmPrefixTarget*PrefixSize, 1), 0
+	}
+	s.name = fmt.Sprintf("%s (single IPs: no free /28 until %s)",
+		p.name, p.in.Snapshot.NoPrefixesUntil.Format(time.TimeOnly))
+	return &s
+}
+
+// grower is the policy growth follows: singles during the fallback.
+func (p *policy) grower() *policy {
+	if p.singles != nil {
+		return p.singles
+	}
+	return p
+}
+
+// grows reports whether growth would follow: under the rule, or during the
+// fallback under the single-IP rule too, so a release kept now is not undone
+// by a grow either before or after the fallback ends.
+func (p *policy) grows(t *tally) bool {
+	return p.need(t).units > 0 || p.singles != nil && p.singles.need(t).units > 0
 }
 
 // demand is what the rule asks of the pool as it stands.
@@ -68,7 +107,7 @@ func (p *policy) need(t *tally) demand {
 	var units int
 	switch p.rule {
 	case ipTargetRule:
-		w, m := p.in.Config.WarmIPTarget, p.in.Config.MinIPTarget
+		w, m := p.warmIP, p.minIP
 		d.short = max(w-t.free, m-t.held(), 0)
 		units = ceilDiv(d.short, p.unit)
 	case prefixTargetRule:
@@ -131,8 +170,10 @@ func (p *policy) podRoom(t *tally) int {
 	return ceilDiv(p.maxPods-t.held(), p.unit)
 }
 
+func (p *policy) prefixes() bool { return p.unit == PrefixSize }
+
 func (p *policy) unitName() string {
-	if p.pd {
+	if p.prefixes() {
 		return "prefixes"
 	}
 	return "addresses"

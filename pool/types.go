@@ -80,6 +80,9 @@ type Snapshot struct {
 	ExcessSince      time.Time // when the current excess was first seen; zero if none
 	GrowBlockedUntil time.Time // subnet exhaustion back-off: no growth before this
 	GrowBlockedWhy   string
+	// NoPrefixesUntil: the subnet had no free /28 (InsufficientCidrBlocks);
+	// in prefix mode growth uses single /32s before this. Zero if never.
+	NoPrefixesUntil time.Time
 }
 
 // Input is everything the policy decides from.

@@ -47,6 +47,14 @@
 // Now < Snapshot.GrowBlockedUntil (subnet exhaustion back-off); the figures
 // still show the shortfall, and nothing is released meanwhile.
 //
+// Prefix fallback. In prefix mode, while Now < Snapshot.NoPrefixesUntil (the
+// subnet had no free /28), growth asks for single /32s, one per slot, within
+// the same ENI, slot and max-pods limits: WARM_PREFIX_TARGET acts as
+// WARM_IP_TARGET = max(WARM_PREFIX_TARGET*16, 1); the IP targets stay as
+// they are. Releases follow the prefix rule as always, and are kept only if
+// neither rule would grow afterwards, so the fallback's end can bring prefix
+// growth but never undo a release; /32s it makes excess go back as excess.
+//
 // Release order. Highest device index ENI first, highest block first; only
 // blocks whose every address is free, never one with an assigned or cooling
 // address, never one already Releasing. One Unassign per ENI lists all its

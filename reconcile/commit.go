@@ -11,7 +11,8 @@ import (
 )
 
 // subnetBackoff is how long growth pauses after the subnet ran out of
-// addresses or /28 prefixes (the reference's 120 s).
+// addresses (the reference's 120 s). No free /28 starts the prefix fallback
+// instead (fallback.go).
 const subnetBackoff = 2 * time.Minute
 
 // commit records what the EC2 calls achieved, in one transaction against the
@@ -97,9 +98,14 @@ func countCall(tx *store.Tx, res result, now time.Time) error {
 	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: msg})
 }
 
-// noteBackoff persists the subnet-exhaustion back-off so every process honours it.
+// noteBackoff persists the subnet-exhaustion back-off so every process
+// honours it. A subnet with addresses but no free /28 only switches growth
+// to single IPs for a while (the prefix fallback); growth goes on.
 func (r *Runner) noteBackoff(tx *store.Tx, results []result, now time.Time) error {
 	for _, res := range results {
+		if isGrowth(res.Kind) && res.Prefixes && noFreePrefix(res.Err) {
+			return noteNoPrefixes(tx, now)
+		}
 		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull {
 			snap, err := tx.Snapshot()
 			if err != nil {

@@ -110,6 +110,9 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	results := r.execute(ctx, node, steps, truth, rep)
 	checkpoint(cpExecuted)
 	err = r.commit(results, rep)
+	if noFreePrefix(err) {
+		err = r.growSingles(ctx, node, cfg, rep)
+	}
 	r.setupHosts(node, cfg, rep)
 	if !opts.GrowOnly {
 		r.sweepLeaked(ctx, node, rep)

@@ -50,6 +50,9 @@ type PoolMeta struct {
 	ExcessSince      time.Time `json:"excessSince"`
 	GrowBlockedUntil time.Time `json:"growBlockedUntil"`
 	GrowBlockedWhy   string    `json:"growBlockedWhy,omitempty"`
+	// NoPrefixesUntil: the subnet had no free /28; growth uses single IPs
+	// before this. Absent in older stores, which reads as zero (never).
+	NoPrefixesUntil time.Time `json:"noPrefixesUntil,omitzero"`
 }
 
 // ReconcileReport summarises the last reconcile pass.
@@ -94,9 +97,26 @@ func (t *Tx) PoolMeta() (m PoolMeta, err error) {
 	return m, err
 }
 
-// PutPoolMeta records when excess was first seen and the growth back-off.
+// PutPoolMeta records when excess was first seen and the growth back-off;
+// the prefix fallback is kept as it is.
 func (t *Tx) PutPoolMeta(excessSince, growBlockedUntil time.Time, why string) error {
-	return t.putJSON(bState, kPoolMeta, PoolMeta{excessSince, growBlockedUntil, why})
+	m, err := t.PoolMeta()
+	if err != nil {
+		return err
+	}
+	m.ExcessSince, m.GrowBlockedUntil, m.GrowBlockedWhy = excessSince, growBlockedUntil, why
+	return t.putJSON(bState, kPoolMeta, m)
+}
+
+// PutNoPrefixesUntil records until when growth uses single IPs because the
+// subnet has no free /28 prefix; the other timers are kept as they are.
+func (t *Tx) PutNoPrefixesUntil(until time.Time) error {
+	m, err := t.PoolMeta()
+	if err != nil {
+		return err
+	}
+	m.NoPrefixesUntil = until
+	return t.putJSON(bState, kPoolMeta, m)
 }
 
 // ReconcileReport returns the last reconcile's report; ok is false if none.

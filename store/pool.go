@@ -21,6 +21,7 @@ func (t *Tx) Snapshot() (pool.Snapshot, error) {
 		return snap, err
 	}
 	snap.ExcessSince, snap.GrowBlockedUntil, snap.GrowBlockedWhy = meta.ExcessSince, meta.GrowBlockedUntil, meta.GrowBlockedWhy
+	snap.NoPrefixesUntil = meta.NoPrefixesUntil
 	recs, err := t.eniRecords()
 	if err != nil {
 		return snap, err

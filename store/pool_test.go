@@ -258,3 +258,36 @@ func TestSetENIReady(t *testing.T) {
 		return errors.Join(err, tx.SetENIReady("eni-0001", false), tx.Check())
 	})
 }
+
+func TestPoolMetaKeepsThePrefixFallback(t *testing.T) {
+	s := newStore(t)
+	until := t0.Add(10 * time.Minute)
+	update(t, s, func(tx *Tx) error {
+		if err := tx.PutPoolMeta(t0, t0.Add(time.Minute), "subnet full"); err != nil {
+			return err
+		}
+		if err := tx.PutNoPrefixesUntil(until); err != nil {
+			return err
+		}
+		return tx.PutPoolMeta(t0.Add(time.Second), time.Time{}, "") // a later pass's timers
+	})
+	var snap pool.Snapshot
+	view(t, s, func(tx *Tx) (err error) { snap, err = tx.Snapshot(); return err })
+	if !snap.NoPrefixesUntil.Equal(until) || !snap.ExcessSince.Equal(t0.Add(time.Second)) || !snap.GrowBlockedUntil.IsZero() {
+		t.Errorf("snapshot timers: no prefixes until %v, excess since %v, blocked until %v",
+			snap.NoPrefixesUntil, snap.ExcessSince, snap.GrowBlockedUntil)
+	}
+}
+
+// A store written before the prefix fallback existed reads as "never".
+func TestPoolMetaWithoutTheFallbackReadsAsZero(t *testing.T) {
+	s := newStore(t)
+	update(t, s, func(tx *Tx) error {
+		return tx.bucket(bState).Put(kPoolMeta, []byte(`{"excessSince":"2026-11-30T10:00:00Z","growBlockedUntil":"0001-01-01T00:00:00Z"}`))
+	})
+	var m PoolMeta
+	view(t, s, func(tx *Tx) (err error) { m, err = tx.PoolMeta(); return err })
+	if !m.NoPrefixesUntil.IsZero() || m.ExcessSince.IsZero() {
+		t.Errorf("old pool meta decoded as %+v", m)
+	}
+}

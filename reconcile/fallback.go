@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// prefixFallback is how long growth uses single IPs after the subnet had no
+// free /28 for a prefix: a fragmented subnet rarely frees a whole /28 soon,
+// and single addresses serve pods meanwhile.
+const prefixFallback = 10 * time.Minute
+
+// noFreePrefix reports EC2's refusal to delegate a prefix because the subnet
+// has no free aligned /28, though it may still have single addresses.
+func noFreePrefix(err error) bool {
+	var ce *cloud.Error
+	return errors.As(err, &ce) && ce.Code == "InsufficientCidrBlocks"
+}
+
+func isGrowth(k pool.ActionKind) bool { return k == pool.CreateENI || k == pool.Assign }
+
+// noteNoPrefixes starts (or extends) the prefix fallback.
+func noteNoPrefixes(tx *store.Tx, now time.Time) error {
+	until := now.Add(prefixFallback)
+	if err := tx.PutNoPrefixesUntil(until); err != nil {
+		return err
+	}
+	if err := tx.AddCounter("prefix_fallbacks", 1); err != nil {
+		return err
+	}
+	return tx.AddEvent(store.Event{Time: now, Kind: "prefix-fallback",
+		Message: fmt.Sprintf("no free /28 in the subnet: growing single IPs until %s", until.Format(time.RFC3339))})
+}
+
+// growSingles follows a prefix growth that failed for want of a free /28
+// (commit has started the fallback) with one grow-only round that plans
+// single IPs, so pods get addresses in this pass rather than the next. It
+// re-reads EC2 (the first round changed it) and makes at most one more
+// mutating call on the ENI that failed: the steps after it were skipped, and
+// the ENIs before it were filled to their slots.
+func (r *Runner) growSingles(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) error {
+	first := slices.Clone(rep.Plan.Actions)
+	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return fmt.Errorf("re-reading the node's ENIs from EC2: %w", err)
+	}
+	steps, err := r.mergeAndPlan(node, cfg, truth, Options{GrowOnly: true}, rep)
+	rep.Plan.Actions = append(first, rep.Plan.Actions...)
+	if err != nil {
+		return err
+	}
+	return r.commit(r.execute(ctx, node, steps, truth, rep), rep)
+}
