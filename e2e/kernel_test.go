@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/binary"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -168,60 +166,10 @@ func readSysctl(tb testing.TB, n ns.NetNS, key string) string {
 	return strings.TrimSpace(string(v))
 }
 
-// ping sends one ICMP echo from inside n to dst and waits for the reply (a
-// raw ICMP socket, as netns's tests do).
+// ping sends one ICMP echo from inside n to dst and waits for the reply.
 func ping(n ns.NetNS, dst netip.Addr) error {
-	return n.Do(func(ns.NetNS) error { return pingHere(dst) })
-}
-
-func pingHere(dst netip.Addr) error {
-	conn, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
-	if err != nil {
-		return fmt.Errorf("open ICMP socket: %w", err)
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+	return n.Do(func(ns.NetNS) error {
+		_, err := netns.Ping(dst, 3*time.Second)
 		return err
-	}
-	id := uint16(os.Getpid())
-	if _, err := conn.WriteTo(echoRequest(id, 1), &net.IPAddr{IP: ipOf(dst)}); err != nil {
-		return fmt.Errorf("send echo to %s: %w", dst, err)
-	}
-	buf := make([]byte, 1500)
-	for {
-		n, from, err := conn.ReadFrom(buf)
-		if err != nil {
-			return fmt.Errorf("no echo reply from %s: %w", dst, err)
-		}
-		if isEchoReply(buf[:n], id, 1) && from.(*net.IPAddr).IP.Equal(ipOf(dst)) {
-			return nil
-		}
-	}
-}
-
-func echoRequest(id, seq uint16) []byte {
-	b := []byte{8, 0, 0, 0, 0, 0, 0, 0, 'v', 'p', 'c', '-', 'c', 'n', 'i'}
-	binary.BigEndian.PutUint16(b[4:], id)
-	binary.BigEndian.PutUint16(b[6:], seq)
-	binary.BigEndian.PutUint16(b[2:], icmpChecksum(b))
-	return b
-}
-
-func isEchoReply(b []byte, id, seq uint16) bool {
-	return len(b) >= 8 && b[0] == 0 && b[1] == 0 &&
-		binary.BigEndian.Uint16(b[4:]) == id && binary.BigEndian.Uint16(b[6:]) == seq
-}
-
-func icmpChecksum(b []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
+	})
 }
