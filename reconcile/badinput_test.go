@@ -50,7 +50,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		}, cloud.KindUnreachable, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}},
 		{"EC2 unreachable on a fresh node", false, func(t *testing.T, sim *ec2sim.Sim) {
 			t.Setenv("AWS_ENDPOINT_URL_EC2", closedURL(t))
-		}, cloud.KindUnreachable, []string{"DescribeInstanceTypes", "not reachable"}},
+		}, cloud.KindUnreachable, []string{"DescribeInstances", "not reachable"}},
 		{"no credentials", true, func(t *testing.T, sim *ec2sim.Sim) {
 			t.Setenv("AWS_ACCESS_KEY_ID", "")
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "")

@@ -99,3 +99,27 @@ func (n *node) nodeRecord() store.Node {
 	}
 	return node
 }
+
+// TestPrefixDelegationOnXenUsesSingleAddresses: a Xen instance cannot hold
+// /28 prefixes, so the setting is ignored with a finding, as the reference
+// does, instead of failing every growth call.
+func TestPrefixDelegationOnXenUsesSingleAddresses(t *testing.T) {
+	n := newNode(t, "t2.medium", env{"ENABLE_PREFIX_DELEGATION": "true", "WARM_IP_TARGET": "2"})
+	rep := n.pass()
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.Kind == "no-prefix-delegation"
+	}
+	if !found {
+		t.Fatalf("findings %+v: want no-prefix-delegation", rep.Findings)
+	}
+	n.converge(3)
+	for _, e := range n.sim.State().ENIs {
+		if len(e.Prefixes) > 0 {
+			t.Fatalf("ENI %s holds prefixes %v on a Xen instance", e.ID, e.Prefixes)
+		}
+	}
+	if _, addrs := simHeld(n.sim); addrs != 2 {
+		t.Fatalf("%d addresses, want 2 single ones", addrs)
+	}
+}
