@@ -44,6 +44,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reconcileCommand(),
 			gcCommand(),
 			eventsCommand(),
+			metricsCommand(),
 			simCommand(),
 			versionCommand(),
 			completionCommand(),

@@ -28,6 +28,7 @@ Examples:
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
+			metricsFileFlag,
 			outputFlag("table"),
 		},
 		Before: noArgs,
@@ -73,6 +74,7 @@ func runReconcile(c *cli.Context, flags settings.Overrides, dryRun, wait bool) (
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
 	if !dryRun {
 		collectGarbage(c, st)
+		writeMetricsAfterPass(c, st)
 	}
 	return rep, classifyRunError(err)
 }

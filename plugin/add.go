@@ -66,6 +66,7 @@ func (c *call) take() (store.Assignment, error) {
 // are read in it too, so ADD costs a single open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 	var a store.Assignment
+	var takeErr error
 	err := c.store.Update(func(tx *store.Tx) error {
 		s, err := tx.Settings()
 		if err != nil {
@@ -78,18 +79,36 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		}
 		c.settings = s
 		cooldown := effectiveCooldown(s)
-		if a, err = tx.Take(want, c.now(), cooldown); err != nil {
-			return err
+		a, takeErr = tx.Take(want, c.now(), cooldown)
+		if errors.Is(takeErr, store.ErrNoFreeAddress) {
+			c.low = true // committed so that metrics count the ADDs the pool could not serve
+			return tx.AddCounter(CounterNoFreeAddress, 1)
+		}
+		if takeErr != nil {
+			return takeErr
 		}
 		enough, err := tx.AvailableAtLeast(wantFree(s, c.perENI), c.now(), cooldown)
 		c.low = !enough
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.AddCounter(CounterAdds, 1)
 	})
+	if err == nil {
+		err = takeErr
+	}
 	if err != nil && !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, storeErr("taking an address", err)
 	}
 	return a, err
 }
+
+// Counters the plugin keeps in the store (vpcctl metrics shows them).
+const (
+	CounterAdds          = "cni_adds"
+	CounterDels          = "cni_dels"
+	CounterNoFreeAddress = "cni_adds_without_free_address"
+)
 
 // giveBack returns the address after a failed wiring.
 func (c *call) giveBack(a store.Assignment) {

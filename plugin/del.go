@@ -53,8 +53,10 @@ func (c *call) assignment() (a store.Assignment, found bool, err error) {
 
 func (c *call) release(key string) error {
 	err := c.store.Update(func(tx *store.Tx) error {
-		_, _, err := tx.Give(key, c.now())
-		return err
+		if _, found, err := tx.Give(key, c.now()); err != nil || !found {
+			return err
+		}
+		return tx.AddCounter(CounterDels, 1)
 	})
 	if err != nil {
 		return storeErr("releasing "+key, err)

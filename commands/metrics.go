@@ -1,0 +1,81 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/metrics"
+	"vpc-cni/store"
+)
+
+// metricsFileFlag names the textfile-collector file reconcile refreshes.
+var metricsFileFlag = &cli.StringFlag{
+	Name: "metrics-file", EnvVars: []string{"VPC_CNI_METRICS_FILE"},
+	Usage: "after the pass, write Prometheus metrics to this file (node-exporter textfile collector)",
+}
+
+func metricsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "metrics",
+		Usage: "print the pool as Prometheus metrics (or write them for node-exporter's textfile collector)",
+		Description: `Examples:
+   vpcctl metrics
+   vpcctl metrics --file /var/lib/node_exporter/textfile/vpc_cni.prom`,
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "file", Usage: "replace this file atomically instead of printing"}},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			st, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			in, err := metricsInput(st, time.Now())
+			if err != nil {
+				return err
+			}
+			if path := c.String("file"); path != "" {
+				return metrics.WriteFile(path, in)
+			}
+			return metrics.Render(c.App.Writer, in)
+		},
+	}
+}
+
+// metricsInput gathers the pool status and the store's counters.
+func metricsInput(st *store.Store, now time.Time) (metrics.Input, error) {
+	status, err := loadStatus(st, now)
+	if err != nil {
+		return metrics.Input{}, err
+	}
+	in := metrics.Input{Figures: status.Figures, Assignments: status.Assignments, Intents: status.Intents,
+		GrowBlocked: status.GrowBlocked != "", Counters: map[string]int64{}}
+	for _, e := range status.ENIs {
+		in.ENIs = append(in.ENIs, metrics.ENI{ID: e.ID, DeviceIndex: e.DeviceIndex, Free: e.Free,
+			Cooling: e.Cooling, Assigned: e.Assigned, Releasing: e.Releasing})
+	}
+	if r := status.LastReconcile; r != nil {
+		in.LastReconcile, in.LastDuration, in.LastCalls, in.LastFailed = r.Time, r.Duration, r.Calls, r.Error != ""
+	}
+	err = st.View(func(tx *store.Tx) (err error) { in.Counters, err = tx.Counters(); return err })
+	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
+		return in, err
+	}
+	return in, nil
+}
+
+// writeMetricsAfterPass refreshes the metrics file; a failure is reported, not fatal.
+func writeMetricsAfterPass(c *cli.Context, st *store.Store) {
+	path := c.String("metrics-file")
+	if path == "" {
+		return
+	}
+	in, err := metricsInput(st, time.Now())
+	if err == nil {
+		err = metrics.WriteFile(path, in)
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %v\n", err)
+	}
+}

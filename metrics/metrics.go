@@ -1,0 +1,166 @@
+// Package metrics renders the node's pool as Prometheus text exposition
+// format. There is no daemon to scrape, so `vpcctl metrics --file` (or every
+// reconcile, given VPC_CNI_METRICS_FILE) writes it for node-exporter's
+// textfile collector.
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// ENI is one ENI's counts per address state.
+type ENI struct {
+	ID                                 string
+	DeviceIndex                        int
+	Free, Cooling, Assigned, Releasing int
+}
+
+// Input is what the metrics show.
+type Input struct {
+	Figures       pool.Figures
+	ENIs          []ENI
+	Assignments   int
+	Intents       int
+	GrowBlocked   bool
+	Counters      map[string]int64 // monotonic, from the store
+	LastReconcile time.Time
+	LastDuration  time.Duration
+	LastCalls     map[string]int // EC2 calls of the last pass, by action
+	LastFailed    bool
+}
+
+// Render writes the exposition text; names are stable for dashboards.
+func Render(w io.Writer, in Input) error {
+	m := &writer{w: w}
+	f := in.Figures
+	m.gauge("vpc_cni_enis", "ENIs attached to the node", float64(f.ENIs))
+	m.gauge("vpc_cni_enis_max", "ENIs the node may use: min(MAX_ENI, instance limit)", float64(f.MaxENIs))
+	m.gauge("vpc_cni_max_pods", "pod addresses the node may hold", float64(f.MaxPods))
+	m.header("vpc_cni_addresses", "gauge", "pod addresses held by the node, by state")
+	for _, s := range []struct {
+		state string
+		n     int
+	}{{"free", f.Free}, {"cooling", f.Cooling}, {"assigned", f.Assigned}, {"releasing", f.Releasing}} {
+		m.sample("vpc_cni_addresses", fmt.Sprintf(`state=%q`, s.state), float64(s.n))
+	}
+	m.gauge("vpc_cni_shortfall_addresses", "addresses the targets ask for beyond what the node holds", float64(f.Shortfall))
+	m.gauge("vpc_cni_excess_addresses", "addresses the next pass would release", float64(f.Excess))
+	m.gauge("vpc_cni_assignments", "pods holding an address", float64(in.Assignments))
+	m.gauge("vpc_cni_intents_in_flight", "EC2 mutations recorded but not yet settled", float64(in.Intents))
+	m.gauge("vpc_cni_grow_blocked", "1 while growth is backed off (subnet exhausted)", boolf(in.GrowBlocked))
+	m.perENI(in.ENIs)
+	m.reconcile(in)
+	m.counters(in.Counters)
+	return m.err
+}
+
+func (m *writer) perENI(enis []ENI) {
+	m.header("vpc_cni_eni_addresses", "gauge", "pod addresses per ENI and state")
+	for _, e := range enis {
+		for _, s := range []struct {
+			state string
+			n     int
+		}{{"free", e.Free}, {"cooling", e.Cooling}, {"assigned", e.Assigned}, {"releasing", e.Releasing}} {
+			m.sample("vpc_cni_eni_addresses", fmt.Sprintf(`eni=%q,device="%d",state=%q`, e.ID, e.DeviceIndex, s.state), float64(s.n))
+		}
+	}
+}
+
+func (m *writer) reconcile(in Input) {
+	if in.LastReconcile.IsZero() {
+		return
+	}
+	m.gauge("vpc_cni_last_reconcile_timestamp_seconds", "when the last reconcile pass started", float64(in.LastReconcile.Unix()))
+	m.gauge("vpc_cni_last_reconcile_duration_seconds", "how long the last reconcile pass took", in.LastDuration.Seconds())
+	m.gauge("vpc_cni_last_reconcile_failed", "1 if the last reconcile pass failed", boolf(in.LastFailed))
+	m.header("vpc_cni_last_reconcile_ec2_calls", "gauge", "EC2 calls of the last reconcile pass, by action")
+	for _, action := range sortedKeys(in.LastCalls) {
+		m.sample("vpc_cni_last_reconcile_ec2_calls", fmt.Sprintf(`action=%q`, action), float64(in.LastCalls[action]))
+	}
+}
+
+// counters exports the store's counters (ADDs, DELs, actions, findings).
+func (m *writer) counters(c map[string]int64) {
+	m.header("vpc_cni_events_total", "counter", "events counted in the node state, by name")
+	names := make([]string, 0, len(c))
+	for k := range c {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		m.sample("vpc_cni_events_total", fmt.Sprintf(`name=%q`, k), float64(c[k]))
+	}
+}
+
+// WriteFile replaces path atomically, as the textfile collector needs.
+func WriteFile(path string, in Input) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".vpc-cni-metrics-*")
+	if err != nil {
+		return fmt.Errorf("metrics file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := Render(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+type writer struct {
+	w   io.Writer
+	err error
+}
+
+func (m *writer) printf(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
+}
+
+func (m *writer) header(name, kind, help string) {
+	m.printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+}
+
+func (m *writer) sample(name, labels string, v float64) {
+	if labels != "" {
+		name += "{" + strings.TrimSpace(labels) + "}"
+	}
+	m.printf("%s %s\n", name, strconv.FormatFloat(v, 'f', -1, 64))
+}
+
+func (m *writer) gauge(name, help string, v float64) {
+	m.header(name, "gauge", help)
+	m.sample(name, "", v)
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
