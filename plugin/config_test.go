@@ -1,7 +1,9 @@
 package plugin
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,30 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted an unusable configuration: %+v", c)
 		}
 	})
+}
+
+// TestShippedConflistParses keeps deploy/10-vpc-cni.conflist honest.
+func TestShippedConflistParses(t *testing.T) {
+	raw, err := os.ReadFile("../deploy/10-vpc-cni.conflist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		CNIVersion string           `json:"cniVersion"`
+		Name       string           `json:"name"`
+		Plugins    []map[string]any `json:"plugins"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	conf := list.Plugins[0]
+	conf["cniVersion"], conf["name"] = list.CNIVersion, list.Name // as libcni injects them
+	b, _ := json.Marshal(conf)
+	c, err := ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Delegate || !c.inlineGrow() || c.Timeouts.Add.Duration != 60*time.Second {
+		t.Fatalf("parsed %+v", c)
+	}
 }
