@@ -53,7 +53,7 @@ func begin(args *skel.CmdArgs, verb string, timeout func(Timeouts) Duration) (*c
 	c := &call{args: args, cfg: cfg, pod: pod}
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), timeout(cfg.Timeouts).Duration)
 	c.log, c.logFile = openLog(cfg, verb, args.ContainerID)
-	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration})
+	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true})
 	if err != nil {
 		c.end()
 		return nil, types.NewError(types.ErrIOFailure, fmt.Sprintf("state dir %s: %v", cfg.StateDir, err), "")

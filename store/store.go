@@ -65,6 +65,11 @@ var (
 type Options struct {
 	Timeout  time.Duration // how long to wait for the file lock; 0 means DefaultTimeout
 	ReadOnly bool          // never create, migrate or write the file
+	// Lazy skips the up-front check of the file (one extra open). Every
+	// transaction still validates the file before it reads or writes, and a
+	// write transaction creates or migrates it: the plugin, which makes one
+	// transaction per invocation, saves an open.
+	Lazy bool
 }
 
 // Store names a state file. It holds no open file between operations.
@@ -91,6 +96,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if err := s.prepareDir(); err != nil {
 		return nil, err
+	}
+	if opts.Lazy && !opts.ReadOnly {
+		return s, nil
 	}
 	version, err := s.peekVersion()
 	if err != nil {

@@ -122,6 +122,13 @@ func refusedUnchanged(t *testing.T, dir string, want error) {
 	s := &Store{dir: dir, path: path, timeout: time.Second}
 	check("Update", s.Update(func(tx *Tx) error { return tx.AddCounter("x", 1) }))
 	check("View", s.View(func(*Tx) error { return nil }))
+	// A lazy Store (the plugin's) skips the up-front check; the transactions refuse.
+	lazy, err := Open(dir, Options{Lazy: true})
+	if err != nil {
+		t.Fatalf("lazy Open: %v", err)
+	}
+	check("lazy Update", lazy.Update(func(tx *Tx) error { return tx.AddCounter("x", 1) }))
+	check("lazy View", lazy.View(func(*Tx) error { return nil }))
 	if after := fileSHA(t, path); after != before {
 		t.Errorf("file changed: sha256 %s -> %s", before, after)
 	}
