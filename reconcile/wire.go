@@ -36,8 +36,13 @@ func NewRunner(ctx context.Context, st *store.Store, env settings.Lookup, flags 
 		region = node.Region // learnt once; saves an IMDS call per pass
 	}
 	cluster, _ := env(settings.ClusterName)
-	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster,
-		Budget: StoreBudget{st}, UserAgent: userAgent})
+	describe, mutating, err := settings.EC2Budgets(env)
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster, UserAgent: userAgent,
+		Budget:         StoreBudget{st},
+		DescribeBudget: cloud.BucketRate(describe), MutatingBudget: cloud.BucketRate(mutating)})
 	if err != nil {
 		return nil, err
 	}

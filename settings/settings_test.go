@@ -83,3 +83,15 @@ func TestCooldownAcceptsSecondsAndDurations(t *testing.T) {
 		}
 	}
 }
+
+func TestEC2BudgetsFromTheEnvironment(t *testing.T) {
+	d, m, err := EC2Budgets(envOf(map[string]string{EC2DescribeRate: "5"}))
+	if err != nil || d != (Budget{Rate: 5, Burst: 50}) || m != (Budget{}) {
+		t.Fatalf("describe %+v mutating %+v err %v", d, m, err)
+	}
+	for _, bad := range []string{"fast", "0", "-1", "5000"} {
+		if _, _, err := EC2Budgets(envOf(map[string]string{EC2MutatingRate: bad})); err == nil || !strings.Contains(err.Error(), EC2MutatingRate) {
+			t.Errorf("%q: err = %v, want one naming %s", bad, err, EC2MutatingRate)
+		}
+	}
+}
