@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )
@@ -46,6 +47,9 @@ func TestIPAMDelegate(t *testing.T) {
 				t.Fatalf("%s is not a secondary address EC2 gave the node", ip)
 			}
 			assertPodHasAddr(t, handleIn(t, p.ns), p.ifname, ip)
+			if !w.hasRule(netns.PrioToPod, ip) {
+				t.Errorf("no rule to %s lookup main prio 512 after the delegate ADD: %+v", ip, w.hostState().Rules)
+			}
 			if err := rt.check(p, nil); err != nil {
 				t.Errorf("CHECK: %v", err)
 			}
@@ -55,12 +59,24 @@ func TestIPAMDelegate(t *testing.T) {
 			if n := len(w.assignments()); n != 0 {
 				t.Errorf("%d assignments after DEL", n)
 			}
+			if w.hasRule(netns.PrioToPod, ip) {
+				t.Errorf("the 512 rule for %s survived DEL", ip)
+			}
 			if st := w.addrState(ip); st != pool.Cooling {
 				t.Errorf("%s is %q after DEL, want cooling", ip, st)
 			}
 			w.checkStore()
 		})
 	}
+}
+
+func (w *world) hasRule(prio int, ip netip.Addr) bool {
+	for _, r := range w.hostState().Rules {
+		if r.Priority == prio && r.IP == ip {
+			return true
+		}
+	}
+	return false
 }
 
 // simHolds reports whether EC2 (the emulator) has ip on one of the node's ENIs.

@@ -30,6 +30,12 @@ func cmdAdd(args *skel.CmdArgs) error {
 	c.log.Info("address taken", "ip", a.IP, "eni", a.ENIID, "pod", c.pod.Namespace+"/"+c.pod.Name)
 	defer c.maybeRefill()
 	if c.cfg.Delegate {
+		// The interface plugin wires the pod; the routing policy that keeps a
+		// VPC address on its own ENI is ours.
+		if err := netns.SetPodRules(a.IP, c.podWiring(a).Table); err != nil {
+			c.giveBack(a)
+			return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", a.IP, err), "")
+		}
 		return c.print(ipamResult(c.cfg, a, c.subnet))
 	}
 	wired, err := netns.SetupPod(c.podWiring(a))

@@ -25,16 +25,26 @@ func cmdDel(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
-	if !c.cfg.Delegate {
-		if err := netns.TeardownPod(c.teardownSpec(a, found)); err != nil {
-			return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
-		}
+	if err := c.unwire(a, found); err != nil {
+		return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
 	}
 	if !found {
 		c.log.Info("nothing assigned; nothing to release")
 		return nil
 	}
 	return c.release(a.Key)
+}
+
+// unwire removes what ADD set up on the node: the whole wiring as the
+// interface plugin, the policy rules as an IPAM delegate.
+func (c *call) unwire(a store.Assignment, found bool) error {
+	if !c.cfg.Delegate {
+		return netns.TeardownPod(c.teardownSpec(a, found))
+	}
+	if found {
+		return netns.ClearPodRules(a.IP)
+	}
+	return nil
 }
 
 func (c *call) assignment() (a store.Assignment, found bool, err error) {

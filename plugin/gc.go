@@ -48,7 +48,11 @@ func cmdGC(args *skel.CmdArgs) error {
 }
 
 func (c *call) collect(a store.Assignment) error {
-	if !c.cfg.Delegate {
+	if c.cfg.Delegate {
+		if err := netns.ClearPodRules(a.IP); err != nil {
+			return fmt.Errorf("%s: %v", a.Key, err)
+		}
+	} else {
 		p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP}
 		if a.DeviceIndex > 0 {
 			p.Table = a.DeviceIndex + 1
