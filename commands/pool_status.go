@@ -25,6 +25,7 @@ type PoolStatus struct {
 	Assignments   int                    `json:"assignments"`
 	Intents       int                    `json:"intentsInFlight"`
 	GrowBlocked   string                 `json:"growBlocked,omitempty"`
+	NoPrefixes    string                 `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
 	LastReconcile *store.ReconcileReport `json:"lastReconcile,omitempty"`
 }
 
@@ -113,6 +114,9 @@ func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {
 		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
+	}
+	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
+		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)
 	}
 	for _, e := range ss.snap.ENIs {
 		s.ENIs = append(s.ENIs, eniStatus(e, cfg.Pool.Cooldown, now))

@@ -20,6 +20,9 @@ func statusTable(t *table, s PoolStatus) {
 	if s.GrowBlocked != "" {
 		t.row("GROWTH BLOCKED", s.GrowBlocked)
 	}
+	if s.NoPrefixes != "" {
+		t.row("PREFIXES OFF", "until "+s.NoPrefixes+": the subnet had no free /28; growing with single addresses")
+	}
 	if len(s.Pending) == 0 {
 		t.row("NEXT RECONCILE", "nothing to do")
 	}
