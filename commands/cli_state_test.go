@@ -89,3 +89,19 @@ func TestPoolStatusFresh(t *testing.T) {
 		t.Errorf(`"enis" = %#v, want []`, st["enis"])
 	}
 }
+
+// --state-dir works after the command too, and the innermost one wins.
+func TestStateDirAfterTheCommand(t *testing.T) {
+	outer, inner := t.TempDir(), t.TempDir()
+	r := vpc(t, nil, "--state-dir", outer, "pool", "status", "--state-dir", inner, "-o", "json")
+	r.want(t, 0)
+	var st struct{ StateDir string }
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.StateDir != inner {
+		t.Errorf("status used %s, want the command's --state-dir %s", st.StateDir, inner)
+	}
+	r = vpc(t, []string{"VPC_CNI_STATE_DIR=" + outer}, "pool", "status", "-o", "json")
+	r.want(t, 0, outer)
+}

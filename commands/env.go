@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,9 +17,27 @@ import (
 // envLookup reads the process environment (tests replace it).
 var envLookup settings.Lookup = os.LookupEnv
 
+// stateDirFlag lets --state-dir follow the command too (vpcctl pool status
+// --state-dir X), as kubectl users expect; the global flag is the default.
+func stateDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "state-dir", Usage: "the same as the global --state-dir"}
+}
+
+// stateDir is the innermost --state-dir given, else the global one (or its
+// environment variable, or the default).
+func stateDir(c *cli.Context) string {
+	lineage := c.Lineage()
+	for _, ctx := range lineage {
+		if slices.Contains(ctx.LocalFlagNames(), "state-dir") {
+			return ctx.String("state-dir")
+		}
+	}
+	return lineage[len(lineage)-1].String("state-dir") // the global flag's env or default
+}
+
 // openStore opens the state dir named by --state-dir.
 func openStore(c *cli.Context) (*store.Store, error) {
-	dir := c.String("state-dir")
+	dir := stateDir(c)
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)

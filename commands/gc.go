@@ -22,6 +22,7 @@ Examples:
    vpcctl gc --dry-run
    vpcctl gc -o json`,
 		Flags: []cli.Flag{
+			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be removed; remove nothing"},
 			outputFlag("table"),
 		},

@@ -62,7 +62,7 @@ func poolStatusCommand() *cli.Command {
    vpcctl pool status
    vpcctl pool status -o wide     # every address
    vpcctl pool status -o json     # for scripts`,
-		Flags:  []cli.Flag{outputFlag("table")},
+		Flags:  []cli.Flag{stateDirFlag(), outputFlag("table")},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			if _, err := format(c); err != nil {

@@ -31,7 +31,7 @@ var targetFlags = []struct {
 }
 
 func poolWarmCommand() *cli.Command {
-	flags := []cli.Flag{}
+	flags := []cli.Flag{stateDirFlag()}
 	for _, tf := range targetFlags {
 		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node"})
 	}

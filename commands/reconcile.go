@@ -25,6 +25,7 @@ Examples:
    vpcctl reconcile --dry-run -o json
    vpcctl reconcile --wait --timeout 2m`,
 		Flags: []cli.Flag{
+			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
