@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,9 @@ func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
 	w.add(w.newPod("first"), mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true})))
 	w.waitFor("a second ENI created by the background reconcile", func() bool { return w.attachedENIs() == 2 })
 	w.waitForReconcileToFinish()
+	if log, err := os.ReadFile(filepath.Join(w.stateDir, "plugin.log")); err != nil || !strings.Contains(string(log), `"plan"`) {
+		t.Errorf("the background pass's report is not in the plugin log (%v):\n%s", err, log)
+	}
 	w.view(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()
 		if err == nil && len(snap.ENIs) != 2 {

@@ -147,8 +147,14 @@ func (c *call) maybeRefill() {
 	if err != nil {
 		return
 	}
-	cmd := exec.Command(self, "--state-dir", c.cfg.StateDir, "reconcile", "--timeout", "2m")
+	cmd := exec.Command(self, "--state-dir", c.cfg.StateDir, "--log-level", "info", "reconcile", "--timeout", "2m", "-o", "json")
 	cmd.Args[0] = "vpcctl"
+	// Its log and its report go to the plugin's log file: nothing reaches the
+	// runtime, whose stdout is the CNI result.
+	if f, err := os.OpenFile(c.cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+		cmd.Stdout, cmd.Stderr = f, f
+		defer f.Close()
+	}
 	cmd.Env = os.Environ()
 	for k, v := range storedValues(c.settings) {
 		cmd.Env = append(cmd.Env, k+"="+v)
