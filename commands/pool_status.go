@@ -91,13 +91,14 @@ type storedState struct {
 	known    bool
 	snap     pool.Snapshot
 	settings store.Settings
+	waiting  int
 }
 
 // loadStatus reads the store and computes the figures.
 func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}}
 	var ss storedState
-	err := st.View(func(tx *store.Tx) (err error) { ss, err = readState(tx, &s); return err })
+	err := st.View(func(tx *store.Tx) (err error) { ss, err = readState(tx, &s, now); return err })
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
 		return s, err
 	}
@@ -110,7 +111,7 @@ func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 		return s, nil
 	}
 	s.Initialized, s.Node = true, &ss.node
-	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now})
+	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {
 		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
@@ -125,8 +126,11 @@ func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 }
 
 // readState fills the counts of s and returns the rest.
-func readState(tx *store.Tx, s *PoolStatus) (ss storedState, err error) {
+func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err error) {
 	if ss.node, ss.known, err = tx.Node(); err != nil {
+		return ss, err
+	}
+	if ss.waiting, err = tx.Waiting(now); err != nil {
 		return ss, err
 	}
 	if ss.snap, err = tx.Snapshot(); err != nil {

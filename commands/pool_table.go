@@ -15,8 +15,8 @@ func statusTable(t *table, s PoolStatus) {
 	t.row("NODE", fmt.Sprintf("%s (%s, %s), %s, subnet %s %s", n.InstanceID, n.InstanceType, n.AZ, n.VPCID, n.SubnetID, n.SubnetCIDR))
 	t.row("LIMITS", fmt.Sprintf("%d ENIs x %d IPv4 per ENI; using at most %d ENIs, %d pods", n.Limits.MaxENIs, n.Limits.IPv4PerENI, f.MaxENIs, f.MaxPods))
 	t.row("POLICY", f.Policy)
-	t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d",
-		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess))
+	t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
+		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 	if s.GrowBlocked != "" {
 		t.row("GROWTH BLOCKED", s.GrowBlocked)
 	}
@@ -57,6 +57,13 @@ func statusTable(t *table, s PoolStatus) {
 	for _, v := range s.Targets {
 		t.row(v.Name, dash(v.Value), v.Source)
 	}
+}
+
+func waitingNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d pods waiting for an address", n)
 }
 
 func describeAction(a pool.Action) string {

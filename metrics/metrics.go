@@ -55,6 +55,7 @@ func Render(w io.Writer, in Input) error {
 	m.gauge("vpc_cni_shortfall_addresses", "addresses the targets ask for beyond what the node holds", float64(f.Shortfall))
 	m.gauge("vpc_cni_excess_addresses", "addresses the next pass would release", float64(f.Excess))
 	m.gauge("vpc_cni_assignments", "pods holding an address", float64(in.Assignments))
+	m.gauge("vpc_cni_pods_waiting", "ADDs waiting for an inline grow right now", float64(f.Waiting))
 	m.gauge("vpc_cni_intents_in_flight", "EC2 mutations recorded but not yet settled", float64(in.Intents))
 	m.gauge("vpc_cni_grow_blocked", "1 while growth is backed off (subnet exhausted)", boolf(in.GrowBlocked))
 	m.perENI(in.ENIs)

@@ -61,6 +61,8 @@ func (c *call) take() (store.Assignment, error) {
 		why += " and inline grow is off; the next reconcile refills it"
 		return a, types.NewError(types.ErrTryAgainLater, why, "")
 	}
+	c.wait(want.Key, true)
+	defer c.wait(want.Key, false)
 	a, reason, err := c.takeGrowing(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, err
@@ -115,6 +117,22 @@ const (
 	CounterDels          = "cni_dels"
 	CounterNoFreeAddress = "cni_adds_without_free_address"
 )
+
+// wait registers (or drops) this ADD as waiting for an address, so that the
+// grow pass serves the whole burst at once. The entry expires with the ADD's
+// deadline if the process dies.
+func (c *call) wait(key string, on bool) {
+	deadline, _ := c.ctx.Deadline()
+	err := c.store.Update(func(tx *store.Tx) error {
+		if on {
+			return tx.PutWaiter(key, deadline, c.now())
+		}
+		return tx.DeleteWaiter(key)
+	})
+	if err != nil {
+		c.log.Warn("recording the waiting ADD", "on", on, "err", err)
+	}
+}
 
 // giveBack returns the address after a failed wiring.
 func (c *call) giveBack(a store.Assignment) {

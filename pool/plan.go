@@ -53,6 +53,7 @@ func (p *policy) figures(t *tally, d demand) Figures {
 		Releasing: t.releasing,
 		Total:     t.held(),
 		Shortfall: d.short,
+		Waiting:   p.in.Waiting,
 		ENIs:      len(p.in.Snapshot.ENIs),
 		MaxENIs:   p.maxENIs,
 		MaxPods:   p.maxPods,

@@ -18,7 +18,7 @@ func TestPoolProperties(t *testing.T) {
 			w.step(10)
 		}
 		for range rapid.IntRange(1, 40).Draw(rt, "steps") {
-			w.step(rapid.IntRange(0, 10).Draw(rt, "op"))
+			w.step(rapid.IntRange(0, 11).Draw(rt, "op"))
 		}
 		w.steady()
 		w.noLoop()
@@ -90,6 +90,8 @@ func (w *watch) step(op int) {
 	case 10: // a prefix growth failed: no free /28 in the subnet for a while
 		fallback := time.Duration(rapid.IntRange(0, 900).Draw(rt, "no prefixes s")) * time.Second
 		s.in.Snapshot.NoPrefixesUntil = s.in.Now.Add(fallback)
+	case 11: // ADDs found the pool empty and wait for an inline grow
+		s.in.Waiting = rapid.IntRange(0, 20).Draw(rt, "pods waiting")
 	}
 }
 

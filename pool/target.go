@@ -108,12 +108,13 @@ func (p *policy) need(t *tally) demand {
 	switch p.rule {
 	case ipTargetRule:
 		w, m := p.warmIP, p.minIP
-		d.short = max(w-t.free, m-t.held(), 0)
+		d.short = max(w+p.in.Waiting-t.free, m-t.held(), 0)
 		units = ceilDiv(d.short, p.unit)
 	case prefixTargetRule:
 		units = max(p.in.Config.WarmPrefixTarget-t.freePrefixes, 0)
-		if units == 0 && t.free == 0 {
-			units = 1 // always keep one address free
+		// Always keep one address free, and one for each waiting pod.
+		if want := max(p.in.Waiting, 1) - t.free; want > units*PrefixSize {
+			units = ceilDiv(want, PrefixSize)
 		}
 		d.short = units * PrefixSize
 	case eniTargetRule:
@@ -142,7 +143,7 @@ func (p *policy) why(t *tally, d demand) string {
 // cooling addresses plus WARM_ENI_TARGET ENIs' worth free, and at least one
 // free address, so WARM_ENI_TARGET=0 grows by whole ENIs only when needed.
 func (p *policy) neededENIs(t *tally) int {
-	want := t.assigned + t.cooling + max(p.in.Config.WarmENITarget*p.perENI, 1)
+	want := t.assigned + t.cooling + p.in.Waiting + max(p.in.Config.WarmENITarget*p.perENI, 1)
 	return min(max(ceilDiv(want, p.perENI), 1), p.maxENIs)
 }
 

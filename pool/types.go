@@ -91,6 +91,10 @@ type Input struct {
 	Config   Config
 	Snapshot Snapshot
 	Now      time.Time
+	// Waiting is how many pods are waiting for an address right now (ADDs
+	// that found the pool empty): growth serves them on top of the targets,
+	// so a burst costs one EC2 call, not one per pod.
+	Waiting int
 }
 
 // ActionKind names one EC2 mutation.
@@ -123,6 +127,7 @@ type Figures struct {
 	Releasing int    `json:"releasing"`
 	Total     int    `json:"total"` // free + cooling + assigned
 	Shortfall int    `json:"shortfall"`
+	Waiting   int    `json:"waiting,omitempty"` // pods waiting for an address, counted in the shortfall
 	Excess    int    `json:"excess"`
 	ENIs      int    `json:"enis"`
 	MaxENIs   int    `json:"maxEnis"` // min(MAX_ENI, instance limit)

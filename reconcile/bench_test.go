@@ -74,6 +74,7 @@ func arrivals(b *testing.B, target env, burst int) arrivalResult {
 			}
 		}
 		r.denied += len(waiting)
+		n.markWaiting(waiting, true) // as the plugin's ADD does before its inline grow
 		placeWaiting(b, n, waiting, &r)
 	}
 	if got := len(n.assignments()); got != arrivalPods {
@@ -90,20 +91,45 @@ func placeWaiting(b *testing.B, n *node, waiting []string, r *arrivalResult) {
 	for tries := 0; ; tries++ {
 		n.pass()
 		r.passes++
-		var still []string
+		var still, placed []string
 		for _, key := range waiting {
 			if _, err := n.takeFor(key); errors.Is(err, store.ErrNoFreeAddress) {
 				still = append(still, key)
 			} else if err != nil {
 				b.Fatal(err)
+			} else {
+				placed = append(placed, key)
 			}
 		}
+		n.markWaiting(placed, false)
 		if waiting = still; len(waiting) == 0 {
 			return
 		}
 		if tries > 20 {
 			b.Fatalf("%d pods found no address after %d passes", len(waiting), tries)
 		}
+	}
+}
+
+// markWaiting records pods that wait for an address (or drops them).
+func (n *node) markWaiting(keys []string, on bool) {
+	n.t.Helper()
+	err := n.st.Update(func(tx *store.Tx) error {
+		for _, k := range keys {
+			var err error
+			if on {
+				err = tx.PutWaiter(k, n.clock.Now().Add(time.Minute), n.clock.Now())
+			} else {
+				err = tx.DeleteWaiter(k)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		n.t.Fatalf("waiters: %v", err)
 	}
 }
 

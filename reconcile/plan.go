@@ -28,7 +28,11 @@ func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []c
 		}
 		merged, findings := Merge(snap, truth, now)
 		rep.Findings = append(rep.Findings, findings...)
-		plan = pool.Compute(pool.Input{Limits: node.Limits, Config: cfg.Pool, Snapshot: merged, Now: now})
+		waiting, err := tx.Waiting(now)
+		if err != nil {
+			return err
+		}
+		plan = pool.Compute(pool.Input{Limits: node.Limits, Config: cfg.Pool, Snapshot: merged, Now: now, Waiting: waiting})
 		if opts.GrowOnly {
 			plan.Actions = growActions(plan.Actions)
 		}

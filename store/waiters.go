@@ -1,0 +1,63 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// Waiters are ADDs that found no free address and wait for an inline grow:
+// the grow pass sizes itself to all of them. Each entry carries the ADD's
+// deadline, so one left by a killed process stops counting on its own.
+var waiterPrefix = []byte("waiter/")
+
+func waiterKey(key string) []byte { return append(bytes.Clone(waiterPrefix), key...) }
+
+// PutWaiter records that the ADD for key waits until until, and drops
+// entries whose deadline has passed.
+func (t *Tx) PutWaiter(key string, until, now time.Time) error {
+	if key == "" {
+		return fmt.Errorf("waiter without a key: %w", ErrInvalid)
+	}
+	var expired [][]byte
+	err := t.forWaiters(func(k []byte, deadline time.Time) {
+		if !deadline.After(now) {
+			expired = append(expired, bytes.Clone(k))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b := t.bucket(bState)
+	for _, k := range expired {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return b.Put(waiterKey(key), appendTime(nil, until))
+}
+
+// DeleteWaiter removes key's entry; a missing one is fine.
+func (t *Tx) DeleteWaiter(key string) error { return t.bucket(bState).Delete(waiterKey(key)) }
+
+// Waiting counts the ADDs waiting now.
+func (t *Tx) Waiting(now time.Time) (int, error) {
+	n := 0
+	err := t.forWaiters(func(_ []byte, deadline time.Time) {
+		if deadline.After(now) {
+			n++
+		}
+	})
+	return n, err
+}
+
+func (t *Tx) forWaiters(fn func(k []byte, deadline time.Time)) error {
+	c := t.bucket(bState).Cursor()
+	for k, v := c.Seek(waiterPrefix); k != nil && bytes.HasPrefix(k, waiterPrefix); k, v = c.Next() {
+		if len(v) != 8 {
+			return fmt.Errorf("%s: waiter %q: bad deadline %x: %w", t.path, k, v, ErrInconsistent)
+		}
+		fn(k, readTime(v))
+	}
+	return nil
+}
