@@ -24,8 +24,8 @@ func (c *Client) AssignAddresses(ctx context.Context, eniID string, count int, p
 	} else {
 		in.SecondaryPrivateIpAddressCount = aws.Int32(int32(count))
 	}
-	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.AssignPrivateIpAddressesOutput, error) {
-		return api.AssignPrivateIpAddresses(ctx, in)
+	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.AssignPrivateIpAddressesOutput, error) {
+		return h.client().AssignPrivateIpAddresses(ctx, in)
 	})
 	if err != nil {
 		return nil, err
@@ -77,8 +77,8 @@ func (c *Client) UnassignAddresses(ctx context.Context, eniID string, blocks []n
 }
 
 func (c *Client) unassign(ctx context.Context, in *ec2.UnassignPrivateIpAddressesInput) error {
-	_, err := call(ctx, c, "UnassignPrivateIpAddresses", func(api *ec2.Client) (*ec2.UnassignPrivateIpAddressesOutput, error) {
-		return api.UnassignPrivateIpAddresses(ctx, in)
+	_, err := call(ctx, c, "UnassignPrivateIpAddresses", func(h ec2Handle) (*ec2.UnassignPrivateIpAddressesOutput, error) {
+		return h.client().UnassignPrivateIpAddresses(ctx, in)
 	})
 	return err
 }

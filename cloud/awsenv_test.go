@@ -103,7 +103,7 @@ aws_secret_access_key = config-secret
 	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ec2.Options().Region; got != "eu-central-1" {
+	if got := c.ec2.client().Options().Region; got != "eu-central-1" {
 		t.Errorf("region %q, want eu-central-1 from [profile prod]", got)
 	}
 	if got := sim.LastAccessKey(); got != "AKIDCONFIG" {
@@ -115,8 +115,8 @@ aws_secret_access_key = config-secret
 	}
 	t.Setenv("AWS_DEFAULT_REGION", "sa-east-1")
 	c = newClient(t, Options{})
-	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil || c.ec2.Options().Region != "sa-east-1" {
-		t.Errorf("AWS_DEFAULT_REGION: err %v, region %q, want sa-east-1", err, c.ec2.Options().Region)
+	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil || c.ec2.client().Options().Region != "sa-east-1" {
+		t.Errorf("AWS_DEFAULT_REGION: err %v, region %q, want sa-east-1", err, c.ec2.client().Options().Region)
 	}
 }
 
@@ -190,8 +190,8 @@ func TestEndpointPrecedence(t *testing.T) {
 	if _, err := c.api(testCtx(t)); err != nil { // builds the client; no call leaves the host
 		t.Fatal(err)
 	}
-	if u, _ := c.endpoints(); u != "https://ec2.eu-west-3.amazonaws.com" || c.ec2.Options().BaseEndpoint != nil {
-		t.Errorf("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true: endpoint %s, BaseEndpoint %v", u, c.ec2.Options().BaseEndpoint)
+	if u, _ := c.endpoints(); u != "https://ec2.eu-west-3.amazonaws.com" || c.ec2.client().Options().BaseEndpoint != nil {
+		t.Errorf("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true: endpoint %s, BaseEndpoint %v", u, c.ec2.client().Options().BaseEndpoint)
 	}
 	t.Setenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "yes")
 	_, err = newClient(t, Options{}).Subnet(testCtx(t), sim.State().SubnetID)
@@ -205,7 +205,7 @@ func TestRetrySettingsFromEnv(t *testing.T) {
 	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ec2.Options().RetryMode; got != aws.RetryModeAdaptive {
+	if got := c.ec2.client().Options().RetryMode; got != aws.RetryModeAdaptive {
 		t.Errorf("RetryMode %q, want adaptive", got)
 	}
 	for k, v := range map[string]string{"AWS_RETRY_MODE": "eager", "AWS_MAX_ATTEMPTS": "three"} {

@@ -85,9 +85,9 @@ type Client struct {
 	mu          sync.Mutex
 	cfg         *aws.Config
 	imds        *imds.Client
-	ec2         *ec2.Client
-	ec2URL      string // for messages: where EC2 calls go
-	ec2Endpoint string // AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, when honoured
+	ec2         ec2Handle // built on first use
+	ec2URL      string    // for messages: where EC2 calls go
+	ec2Endpoint string    // AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, when honoured
 	imdsURL     string
 	identity    *Identity // cached: it never changes for an instance
 }
@@ -198,8 +198,8 @@ func (c *Client) metadataLocked(ctx context.Context) (*imds.Client, error) {
 func (c *Client) api(ctx context.Context) (*ec2.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ec2 != nil {
-		return c.ec2, nil
+	if !c.ec2.empty() {
+		return c.ec2.client(), nil
 	}
 	cfg, err := c.awsConfig(ctx)
 	if err != nil {
@@ -212,8 +212,9 @@ func (c *Client) api(ctx context.Context) (*ec2.Client, error) {
 		}
 	}
 	c.ec2URL = "https://ec2." + region + ".amazonaws.com"
-	c.ec2 = ec2.NewFromConfig(*cfg, func(o *ec2.Options) { c.ec2Options(o, region) })
-	return c.ec2, nil
+	api := ec2.NewFromConfig(*cfg, func(o *ec2.Options) { c.ec2Options(o, region) })
+	c.ec2 = handleOf(api)
+	return api, nil
 }
 
 func (c *Client) ec2Options(o *ec2.Options, region string) {
@@ -262,13 +263,13 @@ func (c *Client) endpoints() (ec2URL, imdsURL string) {
 }
 
 // call runs one EC2 operation and classifies its error.
-func call[T any](ctx context.Context, c *Client, action string, fn func(*ec2.Client) (T, error)) (T, error) {
+func call[T any](ctx context.Context, c *Client, action string, fn func(ec2Handle) (T, error)) (T, error) {
 	var zero T
 	api, err := c.api(ctx)
 	if err != nil {
 		return zero, err
 	}
-	out, err := fn(api)
+	out, err := fn(handleOf(api))
 	if err != nil {
 		u, _ := c.endpoints()
 		return zero, ec2Error(action, u, err)

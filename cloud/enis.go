@@ -47,27 +47,29 @@ func (c *Client) InstanceENIs(ctx context.Context, instanceID string) ([]ENIInfo
 	return enis, err
 }
 
+// describeENIs pages by hand: the SDK's paginator takes the client as an
+// interface, which would keep every EC2 operation in the binary (handle.go).
 func (c *Client) describeENIs(ctx context.Context, filters []types.Filter) ([]ENIInfo, error) {
 	const action = "DescribeNetworkInterfaces"
-	api, err := c.api(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pages := ec2.NewDescribeNetworkInterfacesPaginator(api, &ec2.DescribeNetworkInterfacesInput{
-		Filters: filters, MaxResults: aws.Int32(c.opts.PageSize),
-	})
 	var out []ENIInfo
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	var token *string
+	for {
+		page, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeNetworkInterfacesOutput, error) {
+			return h.client().DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{
+				Filters: filters, MaxResults: aws.Int32(c.opts.PageSize), NextToken: token,
+			})
+		})
 		if err != nil {
-			u, _ := c.endpoints()
-			return nil, ec2Error(action, u, err)
+			return nil, err
 		}
 		for _, ni := range page.NetworkInterfaces {
 			out = append(out, eniInfo(ni))
 		}
+		if aws.ToString(page.NextToken) == "" || aws.ToString(page.NextToken) == aws.ToString(token) {
+			return out, nil
+		}
+		token = page.NextToken
 	}
-	return out, nil
 }
 
 func filter(name string, values ...string) types.Filter {
@@ -146,8 +148,8 @@ func (c *Client) CreateENI(ctx context.Context, req CreateENIRequest) (ENIInfo, 
 	} else if req.Count > 0 {
 		in.SecondaryPrivateIpAddressCount = aws.Int32(int32(req.Count))
 	}
-	out, err := call(ctx, c, "CreateNetworkInterface", func(api *ec2.Client) (*ec2.CreateNetworkInterfaceOutput, error) {
-		return api.CreateNetworkInterface(ctx, in)
+	out, err := call(ctx, c, "CreateNetworkInterface", func(h ec2Handle) (*ec2.CreateNetworkInterfaceOutput, error) {
+		return h.client().CreateNetworkInterface(ctx, in)
 	})
 	if err != nil {
 		return ENIInfo{}, err
@@ -160,8 +162,8 @@ func (c *Client) CreateENI(ctx context.Context, req CreateENIRequest) (ENIInfo, 
 
 // AttachENI attaches the ENI at deviceIndex (network card 0).
 func (c *Client) AttachENI(ctx context.Context, eniID, instanceID string, deviceIndex int) (string, error) {
-	out, err := call(ctx, c, "AttachNetworkInterface", func(api *ec2.Client) (*ec2.AttachNetworkInterfaceOutput, error) {
-		return api.AttachNetworkInterface(ctx, &ec2.AttachNetworkInterfaceInput{
+	out, err := call(ctx, c, "AttachNetworkInterface", func(h ec2Handle) (*ec2.AttachNetworkInterfaceOutput, error) {
+		return h.client().AttachNetworkInterface(ctx, &ec2.AttachNetworkInterfaceInput{
 			NetworkInterfaceId: aws.String(eniID), InstanceId: aws.String(instanceID),
 			DeviceIndex: aws.Int32(int32(deviceIndex)),
 		})
@@ -174,8 +176,8 @@ func (c *Client) AttachENI(ctx context.Context, eniID, instanceID string, device
 
 // SetDeleteOnTermination makes EC2 delete the ENI with the instance.
 func (c *Client) SetDeleteOnTermination(ctx context.Context, eniID, attachmentID string) error {
-	_, err := call(ctx, c, "ModifyNetworkInterfaceAttribute", func(api *ec2.Client) (*ec2.ModifyNetworkInterfaceAttributeOutput, error) {
-		return api.ModifyNetworkInterfaceAttribute(ctx, &ec2.ModifyNetworkInterfaceAttributeInput{
+	_, err := call(ctx, c, "ModifyNetworkInterfaceAttribute", func(h ec2Handle) (*ec2.ModifyNetworkInterfaceAttributeOutput, error) {
+		return h.client().ModifyNetworkInterfaceAttribute(ctx, &ec2.ModifyNetworkInterfaceAttributeInput{
 			NetworkInterfaceId: aws.String(eniID),
 			Attachment: &types.NetworkInterfaceAttachmentChanges{
 				AttachmentId: aws.String(attachmentID), DeleteOnTermination: aws.Bool(true),
@@ -187,8 +189,8 @@ func (c *Client) SetDeleteOnTermination(ctx context.Context, eniID, attachmentID
 
 // DetachENI detaches an ENI. An attachment that no longer exists is done.
 func (c *Client) DetachENI(ctx context.Context, attachmentID string, force bool) error {
-	_, err := call(ctx, c, "DetachNetworkInterface", func(api *ec2.Client) (*ec2.DetachNetworkInterfaceOutput, error) {
-		return api.DetachNetworkInterface(ctx, &ec2.DetachNetworkInterfaceInput{
+	_, err := call(ctx, c, "DetachNetworkInterface", func(h ec2Handle) (*ec2.DetachNetworkInterfaceOutput, error) {
+		return h.client().DetachNetworkInterface(ctx, &ec2.DetachNetworkInterfaceInput{
 			AttachmentId: aws.String(attachmentID), Force: aws.Bool(force),
 		})
 	})
@@ -200,8 +202,8 @@ func (c *Client) DetachENI(ctx context.Context, attachmentID string, force bool)
 
 // DeleteENI deletes a detached ENI. An ENI that no longer exists is done.
 func (c *Client) DeleteENI(ctx context.Context, eniID string) error {
-	_, err := call(ctx, c, "DeleteNetworkInterface", func(api *ec2.Client) (*ec2.DeleteNetworkInterfaceOutput, error) {
-		return api.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(eniID)})
+	_, err := call(ctx, c, "DeleteNetworkInterface", func(h ec2Handle) (*ec2.DeleteNetworkInterfaceOutput, error) {
+		return h.client().DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(eniID)})
 	})
 	if IsKind(err, KindNotFound) {
 		return nil

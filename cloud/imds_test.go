@@ -77,7 +77,7 @@ func TestRegionFromIMDS(t *testing.T) {
 	if _, err := c.Subnet(testCtx(t), sim.State().SubnetID); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ec2.Options().Region; got != "ap-south-1" {
+	if got := c.ec2.client().Options().Region; got != "ap-south-1" {
 		t.Fatalf("region %q, want ap-south-1 from IMDS", got)
 	}
 }
@@ -86,7 +86,7 @@ func TestRegionFromIMDS(t *testing.T) {
 func TestNewDoesNoIO(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{})
 	c := newClient(t, Options{})
-	if c.cfg != nil || c.ec2 != nil || c.imds != nil {
+	if c.cfg != nil || !c.ec2.empty() || c.imds != nil {
 		t.Fatal("New loaded the configuration")
 	}
 	if n := sim.Counters()["IMDS"]; n != 0 {

@@ -22,8 +22,8 @@ type Instance struct {
 // said about the node against EC2 before trusting it for good.
 func (c *Client) Instance(ctx context.Context, id string) (Instance, error) {
 	const action = "DescribeInstances"
-	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.DescribeInstancesOutput, error) {
-		return api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeInstancesOutput, error) {
+		return h.client().DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	})
 	if err != nil {
 		return Instance{}, err

@@ -28,8 +28,8 @@ type InstanceTypeInfo struct {
 // change for an instance, so callers fetch them once and store them.
 func (c *Client) InstanceLimits(ctx context.Context, instanceType string) (pool.Limits, InstanceTypeInfo, error) {
 	const action = "DescribeInstanceTypes"
-	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.DescribeInstanceTypesOutput, error) {
-		return api.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{
+	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeInstanceTypesOutput, error) {
+		return h.client().DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{
 			InstanceTypes: []types.InstanceType{types.InstanceType(instanceType)},
 		})
 	})
@@ -80,8 +80,8 @@ type Subnet struct {
 // Subnet describes one subnet (its CIDR and free address count).
 func (c *Client) Subnet(ctx context.Context, subnetID string) (Subnet, error) {
 	const action = "DescribeSubnets"
-	out, err := call(ctx, c, action, func(api *ec2.Client) (*ec2.DescribeSubnetsOutput, error) {
-		return api.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{subnetID}})
+	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeSubnetsOutput, error) {
+		return h.client().DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{subnetID}})
 	})
 	if err != nil {
 		return Subnet{}, err

@@ -65,8 +65,8 @@ func (c *Client) TagENI(ctx context.Context, eniID string, tags map[string]strin
 	if len(tags) == 0 {
 		return nil
 	}
-	_, err := call(ctx, c, "CreateTags", func(api *ec2.Client) (*ec2.CreateTagsOutput, error) {
-		return api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{eniID}, Tags: ec2Tags(tags)})
+	_, err := call(ctx, c, "CreateTags", func(h ec2Handle) (*ec2.CreateTagsOutput, error) {
+		return h.client().CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{eniID}, Tags: ec2Tags(tags)})
 	})
 	return err
 }
