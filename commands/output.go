@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
-	"sigs.k8s.io/yaml"
 )
 
 // outputFlag is the kubectl-style -o flag.
@@ -46,12 +45,7 @@ func renderAs(out io.Writer, f string, v any, tableFn func(*table)) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	case "yaml":
-		b, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(b)
-		return err
+		return writeYAML(out, v)
 	}
 	t := &table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), wide: f == "wide"}
 	tableFn(t)

@@ -244,7 +244,7 @@ func (s *Sim) eniParam(f form) (*eniRec, *apiError) {
 	if id == "" {
 		return nil, newAPIError("MissingParameter", "The request must contain the parameter networkInterfaceId")
 	}
-	if !eniIDPattern.MatchString(id) {
+	if !isResourceID(id, "eni-") {
 		return nil, newAPIError("InvalidNetworkInterfaceId.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
 	}
 	e := s.enis[id]

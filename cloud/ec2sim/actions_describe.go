@@ -1,7 +1,6 @@
 package ec2sim
 
 import (
-	"regexp"
 	"strconv"
 )
 
@@ -10,8 +9,6 @@ type describeNIResp struct {
 	NetworkInterfaces []niXML `xml:"networkInterfaceSet>item"`
 	NextToken         string  `xml:"nextToken,omitempty"`
 }
-
-var eniIDPattern = regexp.MustCompile(`^eni-[0-9a-f]{8,17}$`)
 
 func (s *Sim) describeNetworkInterfaces(f form) (response, *apiError) {
 	ids := f.list("NetworkInterfaceId")
@@ -54,7 +51,7 @@ func (s *Sim) lookupENIs(ids []string) (map[string]bool, *apiError) {
 	}
 	set := map[string]bool{}
 	for _, id := range ids {
-		if !eniIDPattern.MatchString(id) {
+		if !isResourceID(id, "eni-") {
 			return nil, newAPIError("InvalidNetworkInterfaceId.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
 		}
 		if s.enis[id] == nil {

@@ -2,8 +2,8 @@ package ec2sim
 
 import (
 	"net/netip"
-	"regexp"
 	"strconv"
+	"strings"
 )
 
 // CreateNetworkInterface, AttachNetworkInterface, DetachNetworkInterface,
@@ -15,7 +15,21 @@ type createNIResp struct {
 	ClientToken      string `xml:"clientToken,omitempty"`
 }
 
-var sgIDPattern = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
+// isResourceID checks an EC2 id: the prefix and 8 to 17 lower-case hex
+// digits. (No regexp: this package is linked into the plugin, and package
+// initialisation runs at every pod's start.)
+func isResourceID(id, prefix string) bool {
+	hex, ok := strings.CutPrefix(id, prefix)
+	if !ok || len(hex) < 8 || len(hex) > 17 {
+		return false
+	}
+	for _, c := range hex {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 	token := f.get("ClientToken")
@@ -134,7 +148,7 @@ func checkCreateCombination(primary netip.Addr, r addrRequest) *apiError {
 func readGroups(f form) ([]string, *apiError) {
 	groups := f.list("SecurityGroupId")
 	for _, g := range groups {
-		if !sgIDPattern.MatchString(g) {
+		if !isResourceID(g, "sg-") {
 			return nil, newAPIError("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", g)
 		}
 	}

@@ -161,3 +161,14 @@ func TestExplicitAddresses(t *testing.T) {
 		t.Fatalf("state: %+v", st)
 	}
 }
+
+func TestIsResourceID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"eni-0123456789abcdef0": true, "eni-01234567": true, "eni-0123456": false,
+		"eni-0123456789abcdef01": false, "eni-0123456789ABCDEF0": false, "sg-01234567": false, "eni-": false,
+	} {
+		if got := isResourceID(id, "eni-"); got != want {
+			t.Errorf("isResourceID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
