@@ -124,18 +124,21 @@ func setUpIn(n ns.NetNS, name string) error {
 
 // refuseOriginalNetNS guards the sysctl writes and link changes of the test
 // set-up: they must never reach the namespace the test process started in.
+// origNetNS is the namespace the test process started in, taken while
+// package variables initialise (before any thread switched). /proc/self/ns/net
+// would not do: it is the main thread's, and ns.Do may run on the main thread.
+var origNetNS, origNetNSErr = vnetns.Get()
+
 func refuseOriginalNetNS() error {
+	if origNetNSErr != nil {
+		return origNetNSErr
+	}
 	cur, err := vnetns.Get()
 	if err != nil {
 		return err
 	}
 	defer cur.Close()
-	orig, err := vnetns.GetFromPath("/proc/self/ns/net")
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	if cur.Equal(orig) {
+	if cur.Equal(origNetNS) {
 		return errors.New("refusing to change the test process's own network namespace")
 	}
 	return nil
