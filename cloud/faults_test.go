@@ -56,6 +56,13 @@ func TestSubnetExhaustion(t *testing.T) {
 	wantKind(t, err, KindSubnetFull, "ec2:CreateNetworkInterface")
 	_, err = c.AssignAddresses(ctx, st.ENIs[0].ID, 1, true)
 	wantKind(t, err, KindSubnetFull)
+	// The code EC2 also uses for it (amazon-vpc-cni-k8s#3105), told apart by message.
+	sim.FailNext("CreateNetworkInterface", "InvalidParameterValue: There aren't sufficient free Ipv4 addresses or prefixes", 1)
+	_, err = c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID, Count: 1, Prefixes: true})
+	wantKind(t, err, KindSubnetFull, "InvalidParameterValue")
+	sim.FailNext("CreateNetworkInterface", "InvalidParameterValue: Invalid value 'x' for SubnetId", 1)
+	_, err = c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID, Count: 1})
+	wantKind(t, err, KindOther, "InvalidParameterValue")
 }
 
 func TestLimitExceeded(t *testing.T) {

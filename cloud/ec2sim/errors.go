@@ -3,6 +3,7 @@ package ec2sim
 import (
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // apiError is an EC2 error as it goes on the wire (code without the
@@ -57,7 +58,14 @@ var defaultMessages = map[string]string{
 	"IncorrectState":                    "The resource is in an incorrect state for the request.",
 }
 
+// injectedError builds a FailNext error: "Code" takes the code's usual
+// message, "Code: message" sets one (EC2 tells some failures apart only by
+// message, e.g. InvalidParameterValue "There aren't sufficient free Ipv4
+// addresses or prefixes").
 func injectedError(code, action string) *apiError {
+	if c, msg, ok := strings.Cut(code, ": "); ok {
+		return &apiError{Code: c, Message: msg}
+	}
 	msg, ok := defaultMessages[code]
 	if !ok {
 		msg = fmt.Sprintf("Injected %s failure for %s.", code, action)
