@@ -111,7 +111,7 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 			*dst, err = r.integer(name, def, min, max)
 		}
 	}
-	set(&e.Pool.WarmENITarget, WarmENITarget, 1, 0, 100)
+	set(&e.Pool.WarmENITarget, WarmENITarget, pool.DefaultWarmENITarget, 0, 100)
 	set(&e.Pool.WarmIPTarget, WarmIPTarget, 0, 0, 100000)
 	set(&e.Pool.MinIPTarget, MinIPTarget, 0, 0, 100000)
 	set(&e.Pool.WarmPrefixTarget, WarmPrefixTarget, 0, 0, 10000)
@@ -122,10 +122,13 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 		e.Pool.PrefixDelegation, err = r.boolean(PrefixDelegation, false)
 	}
 	if err == nil {
-		e.Pool.Cooldown, err = r.seconds(Cooldown, 30*time.Second)
+		e.Pool.Cooldown, err = r.seconds(Cooldown, pool.DefaultCooldown)
 	}
 	if err == nil {
-		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, e.Pool.Cooldown+60*time.Second)
+		// The policy's default, stretched for a long cooldown so that it
+		// always outlasts it.
+		def := max(pool.DefaultReleaseDelay, e.Pool.Cooldown+time.Minute)
+		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	}
 	if err != nil {
 		return Effective{}, err
