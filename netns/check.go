@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
@@ -155,21 +156,31 @@ func checkHostSide(h *netlink.Handle, p Pod, veth netlink.Link) error {
 	if !found {
 		return wrong("missing", "host route %s/32 dev %s scope link", p.IP, p.HostVeth)
 	}
+	return checkRules(h, p.IP, p.Table)
+}
+
+// CheckPodRules verifies the policy rules SetPodRules installs (vpc-cni as
+// an IPAM delegate); the error names the missing rule.
+func CheckPodRules(ip netip.Addr, table int) error {
+	return withHost(func(h *netlink.Handle) error { return checkRules(h, ip.Unmap(), table) })
+}
+
+func checkRules(h *netlink.Handle, ip netip.Addr, table int) error {
 	rules, err := listRules(h)
 	if err != nil {
 		return err
 	}
-	want := []ruleSpec{toPodRule(p.IP)}
-	if !isMain(p.Table) {
-		want = append(want, fromPodRule(p.IP, p.Table))
+	want := []ruleSpec{toPodRule(ip)}
+	if !isMain(table) {
+		want = append(want, fromPodRule(ip, table))
 	}
 	for _, s := range want {
 		if !findRule(rules, s) {
 			return wrong("missing", "%s", s)
 		}
 	}
-	if isMain(p.Table) && countSelected(rules, fromPodRule(p.IP, 0)) > 0 {
-		return wrong("present, but the address is on the primary ENI", "rule from %s prio %d", p.IP, PrioFromPod)
+	if isMain(table) && countSelected(rules, fromPodRule(ip, 0)) > 0 {
+		return wrong("present, but the address is on the primary ENI", "rule from %s prio %d", ip, PrioFromPod)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package netns
 import (
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -21,10 +22,17 @@ func TestSetAndClearPodRules(t *testing.T) {
 	if got := listHost(t, node).Rules; !reflect.DeepEqual(got, want) {
 		t.Fatalf("rules %+v, want %+v", got, want)
 	}
+	inNS(t, node, func() error { return CheckPodRules(ip, 3) })
 	set(0)
 	if got := listHost(t, node).Rules; !reflect.DeepEqual(got, want[:1]) {
 		t.Fatalf("after moving to the primary ENI: %+v, want only the to-rule", got)
 	}
+	inNS(t, node, func() error {
+		if err := CheckPodRules(ip, 3); err == nil || !strings.Contains(err.Error(), "1536") {
+			t.Errorf("CheckPodRules with the from-rule gone: %v, want an error naming it", err)
+		}
+		return nil
+	})
 	inNS(t, node, func() error { return ClearPodRules(ip) })
 	inNS(t, node, func() error { return ClearPodRules(ip) })
 	if got := listHost(t, node).Rules; len(got) != 0 {

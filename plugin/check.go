@@ -29,7 +29,10 @@ func cmdCheck(args *skel.CmdArgs) error {
 	if ip, ok := prevIP(c.cfg.PrevResult); ok && ip != a.IP {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("prevResult has %s but %s holds %s", ip, c.key(), a.IP), "")
 	}
-	if c.cfg.Delegate {
+	if c.cfg.Delegate { // the interface plugin checks its wiring; the rules are ours
+		if err := netns.CheckPodRules(a.IP, c.podWiring(a).Table); err != nil {
+			return types.NewError(types.ErrInternal, "policy rules: "+err.Error(), "")
+		}
 		return nil
 	}
 	if err := checkNetns(args.Netns); err != nil {
