@@ -45,6 +45,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			gcCommand(),
 			eventsCommand(),
 			metricsCommand(),
+			doctorCommand(),
 			simCommand(),
 			versionCommand(),
 			completionCommand(),

@@ -1,0 +1,147 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/podgc"
+	"vpc-cni/store"
+)
+
+// Finding is one doctor check's outcome.
+type Finding struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// staleAfter: with a 30 s timer, a last pass older than this means the timer
+// (or EC2 access) is broken.
+const staleAfter = 5 * time.Minute
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check the node state, the last reconcile and the host wiring; exit 1 if something is wrong",
+		Description: `Read-only. Each line says what was checked and, when it fails, what to do.
+
+Examples:
+   vpcctl doctor
+   vpcctl doctor -o json`,
+		Flags:  []cli.Flag{stateDirFlag(), outputFlag("table")},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			if _, err := format(c); err != nil {
+				return err
+			}
+			st, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			found := diagnose(st, time.Now())
+			if err := render(c, found, func(t *table) { doctorRows(t, found) }); err != nil {
+				return err
+			}
+			for _, f := range found {
+				if !f.OK {
+					return fmt.Errorf("doctor: %s: %s", f.Check, f.Detail)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// diagnose runs every check; none of them writes.
+func diagnose(st *store.Store, now time.Time) []Finding {
+	status, err := loadStatus(st, now)
+	if err != nil {
+		return []Finding{{"state file", false, err.Error()}}
+	}
+	if !status.Initialized {
+		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
+	}
+	return []Finding{checkStore(st), checkLastReconcile(status, now), checkIntents(st, now), checkENIsReady(status),
+		checkGrowth(status), checkGarbage(st)}
+}
+
+func checkStore(st *store.Store) Finding {
+	if err := st.View(func(tx *store.Tx) error { return tx.Check() }); err != nil {
+		return Finding{"state file", false, err.Error() + "; keep a copy of state.db and report it"}
+	}
+	return Finding{"state file", true, st.Path() + " is consistent"}
+}
+
+func checkLastReconcile(s PoolStatus, now time.Time) Finding {
+	r := s.LastReconcile
+	switch {
+	case r == nil:
+		return Finding{"last reconcile", false, "none recorded; run 'vpcctl reconcile'"}
+	case r.Error != "":
+		return Finding{"last reconcile", false, r.Error}
+	case now.Sub(r.Time) > staleAfter:
+		return Finding{"last reconcile", false, fmt.Sprintf("%s ago; is vpc-cni-reconcile.timer running?", now.Sub(r.Time).Round(time.Second))}
+	}
+	return Finding{"last reconcile", true, fmt.Sprintf("%s ago, took %s", now.Sub(r.Time).Round(time.Second), r.Duration.Round(time.Millisecond))}
+}
+
+func checkIntents(st *store.Store, now time.Time) Finding {
+	var intents []store.Intent
+	err := st.View(func(tx *store.Tx) (err error) { intents, err = tx.Intents(); return err })
+	if err != nil {
+		return Finding{"EC2 intents", false, err.Error()}
+	}
+	for _, in := range intents {
+		if now.Sub(in.Started) > staleAfter {
+			return Finding{"EC2 intents", false, fmt.Sprintf("%s intent %s from %s is unsettled; the next reconcile repairs it",
+				in.Kind, in.ID, in.Started.Format(time.RFC3339))}
+		}
+	}
+	return Finding{"EC2 intents", true, fmt.Sprintf("%d in flight", len(intents))}
+}
+
+func checkENIsReady(s PoolStatus) Finding {
+	for _, e := range s.ENIs {
+		if !e.Ready {
+			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
+				e.ID, e.DeviceIndex, e.MAC)}
+		}
+	}
+	return Finding{"ENIs", true, fmt.Sprintf("%d ready", len(s.ENIs))}
+}
+
+func checkGrowth(s PoolStatus) Finding {
+	switch {
+	case s.GrowBlocked != "":
+		return Finding{"growth", false, "blocked " + s.GrowBlocked}
+	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
+		return Finding{"growth", false, fmt.Sprintf("no free address and a shortfall of %d; pods wait for an inline grow", s.Figures.Shortfall)}
+	}
+	return Finding{"growth", true, fmt.Sprintf("%d free, shortfall %d", s.Figures.Free, s.Figures.Shortfall)}
+}
+
+// checkGarbage is `vpcctl gc --dry-run`.
+func checkGarbage(st *store.Store) Finding {
+	rep, err := podgc.Run(st, podgc.Kernel{}, true, time.Now())
+	if errors.Is(err, store.ErrNotInitialized) {
+		err = nil
+	}
+	switch {
+	case err != nil:
+		return Finding{"host wiring", false, err.Error()}
+	case len(rep.Released)+len(rep.Leftovers) > 0:
+		return Finding{"host wiring", false, fmt.Sprintf("%d stale assignments and %d leftovers; 'vpcctl gc' removes them",
+			len(rep.Released), len(rep.Leftovers))}
+	}
+	return Finding{"host wiring", true, "every pod's wiring has an owner"}
+}
+
+func doctorRows(t *table, found []Finding) {
+	t.row("CHECK", "OK", "DETAIL")
+	for _, f := range found {
+		t.row(f.Check, yesNo(f.OK), f.Detail)
+	}
+}
