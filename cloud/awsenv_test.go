@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"vpc-cni/internal/simtest"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -171,7 +172,7 @@ func TestUnsupportedEnvSources(t *testing.T) {
 
 func TestEndpointPrecedence(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{})
-	dead := closedURL(t)
+	dead := simtest.ClosedURL(t)
 	t.Setenv("AWS_ENDPOINT_URL", dead)
 	if _, err := newClient(t, Options{}).Subnet(testCtx(t), sim.State().SubnetID); err != nil {
 		t.Fatalf("AWS_ENDPOINT_URL_EC2 beats AWS_ENDPOINT_URL: %v", err)

@@ -2,9 +2,9 @@ package cloud
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
+	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud/ec2sim"
 )
@@ -12,21 +12,7 @@ import (
 // startSimB is startSim for benchmarks.
 func startSimB(b *testing.B, cfg ec2sim.Config) *ec2sim.Sim {
 	b.Helper()
-	sim, err := ec2sim.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = sim.Close() })
-	for _, k := range hostAWSEnv {
-		b.Setenv(k, "")
-	}
-	for _, kv := range sim.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		b.Setenv(k, v)
-	}
+	sim := simtest.Start(b, cfg)
 	return sim
 }
 

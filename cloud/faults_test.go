@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"time"
+	"vpc-cni/internal/simtest"
 
 	"testing"
 
@@ -97,7 +98,7 @@ func TestUnauthorizedNamesAction(t *testing.T) {
 
 func TestUnreachableEC2(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{})
-	dead := closedURL(t)
+	dead := simtest.ClosedURL(t)
 	t.Setenv("AWS_ENDPOINT_URL_EC2", dead)
 	c := newClient(t, Options{})
 	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
@@ -106,7 +107,7 @@ func TestUnreachableEC2(t *testing.T) {
 
 func TestUnreachableIMDS(t *testing.T) {
 	startSim(t, ec2sim.Config{})
-	dead := closedURL(t)
+	dead := simtest.ClosedURL(t)
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", dead)
 	c := newClient(t, Options{})
 	_, err := c.Identity(testCtx(t))
@@ -119,7 +120,7 @@ func TestMissingCredentials(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{})
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", closedURL(t))
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", simtest.ClosedURL(t))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	c := newClient(t, Options{})
 	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)

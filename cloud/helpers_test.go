@@ -2,40 +2,16 @@ package cloud
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
+	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud/ec2sim"
 )
 
-// hostAWSEnv is every variable that could leak the host's AWS setup into a test.
-var hostAWSEnv = []string{"AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
-	"AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE", "AWS_EC2_METADATA_DISABLED", "AWS_ACCESS_KEY", "AWS_SECRET_KEY",
-	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_CA_BUNDLE"}
-
 // startSim runs an emulated node on loopback and points the AWS environment at it.
-func startSim(t *testing.T, cfg ec2sim.Config) *ec2sim.Sim {
-	t.Helper()
-	sim, err := ec2sim.New(cfg)
-	if err != nil {
-		t.Fatalf("ec2sim.New: %v", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatalf("sim.Start: %v", err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	for _, k := range hostAWSEnv {
-		t.Setenv(k, "")
-	}
-	for _, kv := range sim.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	return sim
-}
+func startSim(t *testing.T, cfg ec2sim.Config) *ec2sim.Sim { return simtest.Start(t, cfg) }
 
 // newClient builds a Client with millisecond retry backoffs.
 func newClient(t *testing.T, opts Options) *Client {
@@ -54,18 +30,6 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// closedURL is an http URL on which nothing listens.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + l.Addr().String()
-	_ = l.Close()
-	return u
 }
 
 // wantKind fails unless err is of kind k and its message holds every part.

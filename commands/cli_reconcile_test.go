@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"vpc-cni/internal/simtest"
 
 	"vpc-cni/store"
 )
@@ -44,10 +45,10 @@ func TestReconcileFailuresExit1(t *testing.T) {
 		says   []string
 	}{
 		{"IMDS unreachable", true, func(t *testing.T, env []string, _ func(string)) []string {
-			return with(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+closedURL(t))
+			return with(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+simtest.ClosedURL(t))
 		}, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}},
 		{"EC2 unreachable", false, func(t *testing.T, env []string, _ func(string)) []string {
-			return with(env, "AWS_ENDPOINT_URL_EC2="+closedURL(t))
+			return with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t))
 		}, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}},
 		{"no credentials", false, func(t *testing.T, env []string, _ func(string)) []string {
 			return with(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_EC2_METADATA_DISABLED=true")

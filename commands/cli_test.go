@@ -3,7 +3,6 @@ package commands
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,17 +102,6 @@ func with(env []string, kv ...string) []string {
 		}
 	}
 	return append(out, kv...)
-}
-
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + l.Addr().String()
-	_ = l.Close()
-	return u
 }
 
 func simHeld(sim *ec2sim.Sim) (enis, addrs int) {

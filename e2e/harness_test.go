@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"vpc-cni/internal/simtest"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/containernetworking/plugins/pkg/testutils"
@@ -154,10 +155,7 @@ func newWorld(tb testing.TB, o worldOpts) *world {
 		return sim.Start("127.0.0.1:0") // the socket stays in the node netns
 	})
 	tb.Cleanup(func() { _ = sim.Close() })
-	for _, kv := range sim.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		tb.Setenv(k, v)
-	}
+	simtest.PointAt(tb, sim)
 	w.reconcileUntilSettled(o.env...)
 	return w
 }

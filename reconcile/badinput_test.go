@@ -2,26 +2,14 @@ package reconcile
 
 import (
 	"crypto/sha256"
-	"net"
 	"os"
 	"strings"
 	"testing"
+	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud"
 	"vpc-cni/cloud/ec2sim"
 )
-
-// closedURL is an http URL on which nothing listens.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + l.Addr().String()
-	_ = l.Close()
-	return u
-}
 
 func fileSum(t *testing.T, path string) [32]byte {
 	t.Helper()
@@ -43,13 +31,13 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		says        []string
 	}{
 		{"IMDS unreachable on a fresh node", false, func(t *testing.T, sim *ec2sim.Sim) {
-			t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", closedURL(t))
+			t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", simtest.ClosedURL(t))
 		}, cloud.KindUnreachable, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}},
 		{"EC2 unreachable", true, func(t *testing.T, sim *ec2sim.Sim) {
-			t.Setenv("AWS_ENDPOINT_URL_EC2", closedURL(t))
+			t.Setenv("AWS_ENDPOINT_URL_EC2", simtest.ClosedURL(t))
 		}, cloud.KindUnreachable, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}},
 		{"EC2 unreachable on a fresh node", false, func(t *testing.T, sim *ec2sim.Sim) {
-			t.Setenv("AWS_ENDPOINT_URL_EC2", closedURL(t))
+			t.Setenv("AWS_ENDPOINT_URL_EC2", simtest.ClosedURL(t))
 		}, cloud.KindUnreachable, []string{"DescribeInstances", "not reachable"}},
 		{"no credentials", true, func(t *testing.T, sim *ec2sim.Sim) {
 			t.Setenv("AWS_ACCESS_KEY_ID", "")

@@ -4,23 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud"
 	"vpc-cni/cloud/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )
-
-// hostAWSEnv is every variable that could leak the host's AWS setup into a test.
-var hostAWSEnv = []string{"AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
-	"AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE", "AWS_EC2_METADATA_DISABLED", "AWS_ACCESS_KEY", "AWS_SECRET_KEY",
-	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"}
 
 // clock is a controllable Runner.Now.
 type clock struct {
@@ -72,26 +66,7 @@ func startSim(t testing.TB, instanceType string) *ec2sim.Sim {
 	return startSimConfig(t, ec2sim.Config{InstanceType: instanceType})
 }
 
-func startSimConfig(t testing.TB, cfg ec2sim.Config) *ec2sim.Sim {
-	t.Helper()
-	sim, err := ec2sim.New(cfg)
-	if err != nil {
-		t.Fatalf("ec2sim.New: %v", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatalf("sim.Start: %v", err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	for _, k := range hostAWSEnv {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	for _, kv := range sim.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	return sim
-}
+func startSimConfig(t testing.TB, cfg ec2sim.Config) *ec2sim.Sim { return simtest.Start(t, cfg) }
 
 // newNode starts a fresh emulated node of the given type.
 func newNode(t testing.TB, instanceType string, e env) *node {
