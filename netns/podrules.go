@@ -36,14 +36,17 @@ func ClearPodRules(ip netip.Addr) error {
 	if !ip.Is4() {
 		return nil
 	}
-	return withHost(func(h *netlink.Handle) error {
-		rules, err := listRules(h)
-		if err != nil {
-			return err
-		}
-		if err := deleteRules(h, rules, toPodRule(ip)); err != nil {
-			return err
-		}
-		return deleteRules(h, rules, fromPodRule(ip, 0))
-	})
+	return withHost(func(h *netlink.Handle) error { return deletePodRules(h, ip) })
+}
+
+// deletePodRules removes ip's to-rule (512) and from-rules (1536, any table).
+func deletePodRules(h *netlink.Handle, ip netip.Addr) error {
+	rules, err := listRules(h)
+	if err != nil {
+		return err
+	}
+	if err := deleteRules(h, rules, toPodRule(ip)); err != nil {
+		return err
+	}
+	return deleteRules(h, rules, fromPodRule(ip, 0))
 }

@@ -54,14 +54,7 @@ func RemoveLeftover(veth string, ip netip.Addr) error {
 		if err != nil || reassigned {
 			return err
 		}
-		rules, err := listRules(h)
-		if err != nil {
-			return err
-		}
-		if err := deleteRules(h, rules, toPodRule(ip)); err != nil {
-			return err
-		}
-		return deleteRules(h, rules, fromPodRule(ip, 0))
+		return deletePodRules(h, ip)
 	})
 }
 

@@ -182,18 +182,18 @@ func (t *Tx) PutENI(e pool.ENI) error {
 // clearENI deletes the ENI's blocks and addresses, noting the addresses'
 // records in prior.
 func (t *Tx) clearENI(e eniRecord, prior map[netip.Addr]addrRecord) error {
+	err := t.forEachAddr(e, func(_ blockEntry, a addrEntry) error {
+		prior[a.IP] = a.Rec
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	blocks, err := t.eniBlocks(e.ID)
 	if err != nil {
 		return err
 	}
 	for _, b := range blocks {
-		addrs, err := t.blockAddrs(e.ID, b.CIDR)
-		if err != nil {
-			return err
-		}
-		for _, a := range addrs {
-			prior[a.IP] = a.Rec
-		}
 		if err := t.deleteBlock(e, b.CIDR); err != nil {
 			return err
 		}
