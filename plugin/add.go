@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/netns"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -83,7 +84,7 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		if node, ok, err := tx.Node(); err != nil {
 			return err
 		} else if ok {
-			c.subnet, c.perENI = node.SubnetCIDR, node.Limits.IPv4PerENI-1
+			c.subnet, c.limits = node.SubnetCIDR, node.Limits
 		}
 		c.settings = s
 		cooldown := effectiveCooldown(s)
@@ -95,7 +96,7 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		if takeErr != nil {
 			return takeErr
 		}
-		enough, err := tx.AvailableAtLeast(wantFree(s, c.perENI), c.now(), cooldown)
+		enough, err := tx.AvailableAtLeast(pool.FreeTarget(c.limits, s.Effective), c.now(), cooldown)
 		c.low = !enough
 		if err != nil {
 			return err

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -46,7 +45,9 @@ func (c *call) growInline() (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	runner, err := reconcile.NewRunner(c.ctx, c.store, storedEnv(s), growFlags(s), "vpc-cni-plugin")
+	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
+	// waiting, and the pass grows for waiting pods under every rule.
+	runner, err := reconcile.NewRunner(c.ctx, c.store, storedEnv(s), settings.Overrides{}, "vpc-cni-plugin")
 	if err != nil {
 		return false, "inline grow: " + err.Error()
 	}
@@ -111,29 +112,6 @@ func storedValues(s store.Settings) map[string]string {
 		settings.MaxPods: strconv.Itoa(e.MaxPods), settings.Cooldown: e.Cooldown.String(),
 		settings.ReleaseDelay: e.ReleaseDelay.String(),
 	}
-}
-
-// growFlags makes MINIMUM_IP_TARGET alone (no warm addresses by design) still
-// yield the one address this pod needs.
-func growFlags(s store.Settings) settings.Overrides {
-	if s.Effective.MinIPTarget > 0 && s.Effective.WarmIPTarget == 0 {
-		one := 1
-		return settings.Overrides{WarmIP: &one}
-	}
-	return settings.Overrides{}
-}
-
-// wantFree is roughly how many free addresses the targets ask for; below it
-// a background reconcile is started.
-func wantFree(s store.Settings, perENI int) int {
-	e := s.Effective
-	switch {
-	case e.WarmIPTarget > 0 || e.MinIPTarget > 0:
-		return e.WarmIPTarget
-	case e.PrefixDelegation:
-		return max(e.WarmPrefixTarget*pool.PrefixSize, 1)
-	}
-	return max(e.WarmENITarget*perENI, 1)
 }
 
 // maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool

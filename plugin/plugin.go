@@ -16,6 +16,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/netns"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -35,7 +36,7 @@ type call struct {
 	cancel   context.CancelFunc
 	logFile  io.Closer
 	subnet   netip.Prefix   // the node's subnet, read with the address
-	perENI   int            // addresses per ENI, read with the address
+	limits   pool.Limits    // the instance's, read with the address
 	low      bool           // the ADD left the pool under its target
 	settings store.Settings // as the last reconcile left them
 }

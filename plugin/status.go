@@ -54,10 +54,8 @@ func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now 
 	if s.UpdatedAt.IsZero() {
 		cfg = pool.Defaults()
 	}
-	if cfg.WarmIPTarget == 0 && cfg.MinIPTarget > 0 {
-		cfg.WarmIPTarget = 1
-	}
-	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: cfg, Snapshot: snap, Now: now})
+	// Would the grow an ADD starts (it waits for an address) get one?
+	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: cfg, Snapshot: snap, Now: now, Waiting: 1})
 	for _, a := range plan.Actions {
 		if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
 			return nil // an ADD would grow the pool inline

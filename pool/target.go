@@ -93,6 +93,19 @@ func (p *policy) grows(t *tally) bool {
 	return p.need(t).units > 0 || p.singles != nil && p.singles.need(t).units > 0
 }
 
+// FreeTarget is roughly how many free addresses the rule in force keeps at
+// rest (whole ENIs and prefixes can leave more). Below it a reconcile has
+// work; the plugin checks this after each ADD without reading the pool.
+func FreeTarget(l Limits, c Config) int {
+	switch {
+	case c.WarmIPTarget > 0 || c.MinIPTarget > 0:
+		return c.WarmIPTarget
+	case c.PrefixDelegation:
+		return max(c.WarmPrefixTarget*PrefixSize, 1)
+	}
+	return max(c.WarmENITarget*SlotsPerENI(l), 1)
+}
+
 // demand is what the rule asks of the pool as it stands.
 type demand struct {
 	short    int // addresses the rule asks for, before any limit (Figures.Shortfall)

@@ -52,3 +52,22 @@ func TestWaitingPodsInEachRule(t *testing.T) {
 		})
 	}
 }
+
+func TestFreeTargetFollowsTheRuleInForce(t *testing.T) {
+	c := Defaults()
+	if got := FreeTarget(t2medium, c); got != 5 {
+		t.Errorf("WARM_ENI_TARGET=1 on 5-address ENIs: %d, want 5", got)
+	}
+	c.WarmENITarget = 0
+	if got := FreeTarget(t2medium, c); got != 1 {
+		t.Errorf("WARM_ENI_TARGET=0: %d, want 1 (always one free)", got)
+	}
+	c.PrefixDelegation, c.WarmPrefixTarget = true, 2
+	if got := FreeTarget(t2medium, c); got != 32 {
+		t.Errorf("WARM_PREFIX_TARGET=2: %d, want 32", got)
+	}
+	c.WarmIPTarget, c.MinIPTarget = 3, 10
+	if got := FreeTarget(t2medium, c); got != 3 {
+		t.Errorf("WARM_IP_TARGET=3 wins: %d, want 3", got)
+	}
+}
