@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"vpc-cni/cloud"
@@ -34,7 +35,23 @@ func (r *Runner) commit(results []result, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("recording the results: %w", err)
 	}
+	noteUnready(rep, results, now)
 	return firstErr
+}
+
+// noteUnready keeps the pass's list of ENIs to set up current: new ENIs join
+// it, deleted ones leave it. (setupHosts then needs no second read of the
+// whole pool.)
+func noteUnready(rep *Report, results []result, now time.Time) {
+	for _, res := range results {
+		switch {
+		case !res.Done:
+		case res.Kind == pool.CreateENI:
+			rep.unready = append(rep.unready, unready([]pool.ENI{eniFrom(*res.Created, now)})...)
+		case res.Kind == pool.DeleteENI:
+			rep.unready = slices.DeleteFunc(rep.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
+		}
+	}
 }
 
 func applyResult(tx *store.Tx, res result, now time.Time) error {

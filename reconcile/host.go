@@ -16,15 +16,8 @@ func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report
 	if r.Host == nil {
 		return
 	}
-	var snap pool.Snapshot
-	if err := r.Store.View(func(tx *store.Tx) (err error) { snap, err = tx.Snapshot(); return err }); err != nil {
-		return
-	}
 	var ready []string
-	for _, e := range snap.ENIs {
-		if e.Ready || e.Primary() {
-			continue
-		}
+	for _, e := range rep.unready {
 		if err := r.Host.SetupENI(e, subnetOf(node, e), cfg.MTU); err != nil {
 			r.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
 			rep.Failed = append(rep.Failed, "host setup of "+e.ID+": "+err.Error())
@@ -46,6 +39,17 @@ func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report
 	if err != nil {
 		rep.Failed = append(rep.Failed, "marking ENIs ready: "+err.Error())
 	}
+}
+
+// unready are the secondary ENIs whose host side is not set up.
+func unready(enis []pool.ENI) []pool.ENI {
+	var out []pool.ENI
+	for _, e := range enis {
+		if !e.Ready && !e.Primary() {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func subnetOf(node store.Node, e pool.ENI) netip.Prefix {

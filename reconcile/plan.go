@@ -44,6 +44,7 @@ func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []c
 		if err := writeMerge(tx, snap, merged, findings, now); err != nil {
 			return err
 		}
+		rep.unready = unready(merged.ENIs)
 		if err := persistEffective(tx, cfg, now); err != nil {
 			return err
 		}

@@ -70,6 +70,7 @@ type Report struct {
 	Config   settings.Effective `json:"config"`
 
 	lastLeakSweep time.Time
+	unready       []pool.ENI // secondary ENIs whose host side is not set up, as the pass left them
 }
 
 func (r *Runner) now() time.Time {
