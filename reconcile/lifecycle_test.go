@@ -56,6 +56,9 @@ func TestLeakedENIsAreSweptHourly(t *testing.T) {
 	}
 	later := n.leak(t, time.Hour)
 	n.clock.Advance(10 * time.Minute)
+	if _, err := n.r.Run(ctxFor(t), Options{GrowOnly: true}); err != nil { // an inline grow in between
+		t.Fatal(err)
+	}
 	n.pass()
 	if !n.exists(later) {
 		t.Fatal("a second sweep ran within the hour")

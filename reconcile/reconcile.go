@@ -69,8 +69,9 @@ type Report struct {
 	Failed   []string           `json:"failed,omitempty"` // actions that did not complete, and why
 	Config   settings.Effective `json:"config"`
 
-	lastLeakSweep time.Time
-	unready       []pool.ENI // secondary ENIs whose host side is not set up, as the pass left them
+	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
+	orphans       []store.Intent // intents a dead pass left (we hold the lock)
+	unready       []pool.ENI     // secondary ENIs whose host side is not set up, as the pass left them
 }
 
 func (r *Runner) now() time.Time {
@@ -125,7 +126,8 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, err
 }
 
-// prepare learns the node once and resolves the effective configuration.
+// prepare learns the node once and resolves the effective configuration; it
+// also reads what the pass needs from the last one, in the same transaction.
 func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings.Effective, error) {
 	var node store.Node
 	var known bool
@@ -135,7 +137,14 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 		if node, known, err = tx.Node(); err != nil {
 			return err
 		}
-		stored, err = tx.Settings()
+		if stored, err = tx.Settings(); err != nil {
+			return err
+		}
+		if rep.orphans, err = tx.Intents(); err != nil {
+			return err
+		}
+		last, _, err := tx.ReconcileReport()
+		rep.lastLeakSweep = last.LastLeakSweep
 		return err
 	})
 	if errors.Is(err, store.ErrNotInitialized) {

@@ -19,12 +19,11 @@ import (
 //   - assign: nothing to do; the merge adopts whatever EC2 assigned.
 //   - unassign / delete: done again; NotFound counts as done.
 func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []cloud.ENIInfo, rep *Report) []cloud.ENIInfo {
-	var intents []store.Intent
-	if err := r.Store.View(func(tx *store.Tx) (err error) { intents, err = tx.Intents(); return err }); err != nil || len(intents) == 0 {
+	if len(rep.orphans) == 0 {
 		return truth
 	}
 	changed := false
-	for _, in := range intents {
+	for _, in := range rep.orphans {
 		did, err := r.repair(ctx, node, in, truth, rep)
 		changed = changed || did
 		if err != nil {

@@ -18,10 +18,7 @@ const (
 
 func (r *Runner) sweepLeaked(ctx context.Context, node store.Node, rep *Report) {
 	now := r.now()
-	var last store.ReconcileReport
-	_ = r.Store.View(func(tx *store.Tx) (err error) { last, _, err = tx.ReconcileReport(); return err })
-	if now.Sub(last.LastLeakSweep) < leakEvery {
-		rep.lastLeakSweep = last.LastLeakSweep
+	if now.Sub(rep.lastLeakSweep) < leakEvery {
 		return
 	}
 	rep.lastLeakSweep = now
