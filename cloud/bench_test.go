@@ -6,7 +6,7 @@ import (
 	"time"
 	"vpc-cni/internal/simtest"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 // startSimB is startSim for benchmarks.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 )
 

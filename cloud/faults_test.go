@@ -6,7 +6,7 @@ import (
 
 	"testing"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 func TestThrottleRetriedBySDK(t *testing.T) {

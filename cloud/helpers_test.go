@@ -7,7 +7,7 @@ import (
 	"time"
 	"vpc-cni/internal/simtest"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 // startSim runs an emulated node on loopback and points the AWS environment at it.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 func TestIdentity(t *testing.T) {

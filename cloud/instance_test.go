@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 func TestInstanceShowsTheNodeAndItsDeviceIndexes(t *testing.T) {

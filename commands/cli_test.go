@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 // vpcctl is the binary under test, built once by TestMain.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 func simCommand() *cli.Command {

@@ -20,7 +20,7 @@ import (
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud"
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 func fileSum(t *testing.T, path string) [32]byte {

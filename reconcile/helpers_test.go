@@ -11,7 +11,7 @@ import (
 	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud"
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/cloud/ec2sim"
+	"vpc-cni/internal/ec2sim"
 )
 
 // hostAWSEnv is every variable that could leak the host's AWS setup into a test.
