@@ -22,19 +22,32 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	vpcctl = filepath.Join(dir, "vpcctl")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = "/usr/local/go/bin/go"
-	}
-	build := exec.Command(goBin, "build", "-o", vpcctl, "vpc-cni")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building vpcctl: %v\n%s", err, out)
+	if err := buildWithMakefile(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building vpcctl:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildWithMakefile builds the binary that ships: `make build` with its
+// flags (static, stripped, the build tags), into dir.
+func buildWithMakefile(dir string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = "/usr/local/go/bin/go"
+	}
+	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	out, err := exec.Command("make", "-s", "-C", root, "build", "BIN="+dir, "GO="+goBin).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("make build: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // run is one vpcctl invocation: its exit code and output.
