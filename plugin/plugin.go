@@ -27,17 +27,17 @@ func Funcs() skel.CNIFuncs {
 
 // call is one invocation: its configuration, deadline, store and log.
 type call struct {
-	args     *skel.CmdArgs
-	cfg      *Config
-	pod      podArgs
-	store    *store.Store
-	log      *slog.Logger
-	ctx      context.Context
-	cancel   context.CancelFunc
-	logFile  io.Closer
-	subnet   netip.Prefix   // the node's subnet, read with the address
-	limits   pool.Limits    // the instance's, read with the address
-	low      bool           // the ADD left the pool under its target
+	args    *skel.CmdArgs
+	cfg     *Config
+	pod     podArgs
+	store   *store.Store
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
+	logFile io.Closer
+	subnet  netip.Prefix // the node's subnet, read with the address
+	limits  pool.Limits  // the instance's, read with the address
+	low     bool         // the ADD left the pool under its target
 }
 
 // begin parses the configuration and opens the log and the store.
