@@ -2,10 +2,12 @@ package commands
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"vpc-cni/internal/ec2sim"
 )
@@ -163,5 +165,67 @@ func TestStatusShowsKnobsAndTheLastPass(t *testing.T) {
 	for _, o := range []string{"table", "wide", "yaml"} {
 		r := vpc(t, with(env, "WARM_IP_TARGET=4"), "--config", cfg, "--state-dir", dir, "pool", "status", "-o", o)
 		r.want(t, 0, "WARM_IP_TARGET", "4", "env", "3", "file", cfg+":1")
+	}
+}
+
+// Excess waiting for RELEASE_DELAY is shown with the time it goes back.
+func TestStatusShowsPendingExcessWithItsReleaseTime(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	cfg := writeConfig(t, "WARM_IP_TARGET=5\n")
+	vpc(t, env, "--config", cfg, "--state-dir", dir, "reconcile").want(t, 0)
+	if err := os.WriteFile(cfg, []byte("WARM_IP_TARGET=1\nRELEASE_DELAY=10m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vpc(t, env, "--config", cfg, "--state-dir", dir, "reconcile").want(t, 0)
+	doc := statusJSON(t, env, "--config", cfg, "--state-dir", dir)
+	ex, ok := doc["excess"].(map[string]any)
+	if !ok || ex["addresses"] != float64(4) || ex["releaseDelay"] != "10m0s" {
+		t.Fatalf("excess = %#v", doc["excess"])
+	}
+	since, err1 := time.Parse(time.RFC3339, ex["since"].(string))
+	at, err2 := time.Parse(time.RFC3339, ex["releaseAt"].(string))
+	if err1 != nil || err2 != nil || at.Sub(since) != 10*time.Minute {
+		t.Fatalf("since %v releaseAt %v (%v %v)", ex["since"], ex["releaseAt"], err1, err2)
+	}
+	vpc(t, env, "--config", cfg, "--state-dir", dir, "pool", "status").want(t, 0, "EXCESS", "4 addresses", "RELEASE_DELAY 10m0s")
+}
+
+// A shortfall the node cannot meet says why: the ENI limit, or max pods.
+func TestStatusExplainsAnUnmetShortfall(t *testing.T) {
+	_, env := newSim(t, "m5.large") // 3 ENIs x 9 pod addresses, max pods 29
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"WARM_IP_TARGET=100000"}, "ENI limit: 3 of 3 ENIs"},
+		{[]string{"WARM_IP_TARGET=100000", "MAX_PODS=12"}, "max pods: the node may hold 12"},
+	} {
+		doc := statusJSON(t, with(env, c.env...), "--state-dir", dir)
+		sf, ok := doc["shortfall"].(map[string]any)
+		if !ok || sf["unmet"].(float64) <= 0 || !strings.Contains(fmt.Sprint(sf["reasons"]), c.want) {
+			t.Errorf("%v: shortfall = %#v, want an unmet part because %q", c.env, doc["shortfall"], c.want)
+		}
+		vpc(t, with(env, c.env...), "--state-dir", dir, "pool", "status").want(t, 0, "SHORTFALL", "BECAUSE", c.want)
+	}
+}
+
+// During a subnet back-off the shortfall's reason names it and its end; the
+// last pass's outcome and error are in status.
+func TestStatusShowsBackOffAndTheFailedPass(t *testing.T) {
+	sim, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	sim.SetSubnetFree(0)
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 1, "subnet")
+	doc := statusJSON(t, env, "--state-dir", dir)
+	sf, _ := doc["shortfall"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(sf["reasons"]), "subnet back-off until") {
+		t.Errorf("shortfall = %#v", doc["shortfall"])
+	}
+	last, _ := doc["lastReconcile"].(map[string]any)
+	if last["outcome"] != "failed" || last["error"] == nil {
+		t.Errorf("lastReconcile = %#v", last)
 	}
 }
