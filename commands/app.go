@@ -85,6 +85,7 @@ func globalFlags() []cli.Flag {
 			Name: "state-dir", Value: DefaultStateDir, EnvVars: []string{"VPC_CNI_STATE_DIR"},
 			Usage: "directory of the node state (state.db) and the reconcile lock",
 		},
+		configFlag(),
 		&cli.StringFlag{
 			Name: "log-level", Value: "warn", EnvVars: []string{"VPC_CNI_LOG_LEVEL"},
 			Usage: "debug, info, warn or error (logs go to stderr)",

@@ -102,19 +102,19 @@ func TestPoolWarmReconcilesAtOnce(t *testing.T) {
 	r := vpc(t, env, "--state-dir", dir, "pool", "status", "-o", "json")
 	r.want(t, 0)
 	var st struct {
-		Targets []struct{ Name, Value, Source string }
+		Knobs []struct{ Name, Value, Source string }
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 		t.Fatal(err)
 	}
 	found := false
-	for _, v := range st.Targets {
+	for _, v := range st.Knobs {
 		if v.Name == "WARM_IP_TARGET" {
 			found = v.Value == "5" && v.Source == "store"
 		}
 	}
 	if !found {
-		t.Errorf("status does not show WARM_IP_TARGET=5 from the store: %+v", st.Targets)
+		t.Errorf("status does not show WARM_IP_TARGET=5 from the store: %+v", st.Knobs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -41,7 +42,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			found := diagnose(st, time.Now())
+			in, err := knobInputs(c)
+			if err != nil {
+				return err
+			}
+			found := diagnose(st, in, time.Now())
 			if err := render(c, found, func(t *table) { doctorRows(t, found) }); err != nil {
 				return err
 			}
@@ -56,8 +61,8 @@ Examples:
 }
 
 // diagnose runs every check; none of them writes.
-func diagnose(st *store.Store, now time.Time) []Finding {
-	status, err := loadStatus(st, now)
+func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
+	status, err := loadStatus(st, in, now)
 	if err != nil {
 		return []Finding{{"state file", false, err.Error()}}
 	}
@@ -85,7 +90,7 @@ func checkLastReconcile(s PoolStatus, now time.Time) Finding {
 	case now.Sub(r.Time) > staleAfter:
 		return Finding{"last reconcile", false, fmt.Sprintf("%s ago; is vpc-cni-reconcile.timer running?", now.Sub(r.Time).Round(time.Second))}
 	}
-	return Finding{"last reconcile", true, fmt.Sprintf("%s ago, took %s", now.Sub(r.Time).Round(time.Second), r.Duration.Round(time.Millisecond))}
+	return Finding{"last reconcile", true, fmt.Sprintf("%s ago, took %s", now.Sub(r.Time).Round(time.Second), time.Duration(r.Duration).Round(time.Millisecond))}
 }
 
 func checkIntents(st *store.Store, now time.Time) Finding {

@@ -45,9 +45,41 @@ func openStore(c *cli.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// configFlag names the configuration file every vpc-cni process reads.
+func configFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name: "config", Value: settings.DefaultFile, EnvVars: []string{settings.FileEnv},
+		Usage: "the knobs' file (KEY=VALUE lines); the environment wins over it, `pool warm` overrides over both",
+	}
+}
+
+// knobInputs are the layers under the store's overrides: this process's
+// environment and the configuration file. The default file may be absent; a
+// file named by --config or VPC_CNI_CONFIG must exist. A bad file exits 2.
+func knobInputs(c *cli.Context) (settings.Inputs, error) {
+	f, err := settings.ReadFile(c.String("config"), c.IsSet("config"))
+	if err != nil {
+		return settings.Inputs{}, asUsage(err)
+	}
+	return settings.Inputs{Env: envLookup, File: f}, nil
+}
+
 // newRunner wires a reconcile runner to the real EC2, IMDS and kernel.
-func newRunner(ctx context.Context, st *store.Store, flags settings.Overrides) (*reconcile.Runner, error) {
-	return reconcile.NewRunner(ctx, st, envLookup, flags, "vpc-cni/"+buildVersion)
+func newRunner(ctx context.Context, st *store.Store, in settings.Inputs) (*reconcile.Runner, error) {
+	return reconcile.NewRunner(ctx, st, in, "vpc-cni/"+buildVersion)
+}
+
+// warnChanges says on stderr which knobs this command's environment makes
+// act differently from the last pass (normally the timer's, which reads the
+// file): a hand-run command would otherwise quietly undo the timer's work.
+func warnChanges(c *cli.Context, rep *reconcile.Report) {
+	if rep == nil {
+		return
+	}
+	for _, ch := range settings.FromEnvironment(rep.Changed) {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)\n",
+			ch, ch.Name)
+	}
 }
 
 // classifyRunError turns a reconcile failure into the CLI's exit code.

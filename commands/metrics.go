@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/metrics"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -31,7 +32,11 @@ func metricsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			in, err := metricsInput(st, time.Now())
+			knobs, err := knobInputs(c)
+			if err != nil {
+				return err
+			}
+			in, err := metricsInput(st, knobs, time.Now())
 			if err != nil {
 				return err
 			}
@@ -44,8 +49,8 @@ func metricsCommand() *cli.Command {
 }
 
 // metricsInput gathers the pool status and the store's counters.
-func metricsInput(st *store.Store, now time.Time) (metrics.Input, error) {
-	status, err := loadStatus(st, now)
+func metricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metrics.Input, error) {
+	status, err := loadStatus(st, knobs, now)
 	if err != nil {
 		return metrics.Input{}, err
 	}
@@ -56,7 +61,7 @@ func metricsInput(st *store.Store, now time.Time) (metrics.Input, error) {
 			Cooling: e.Cooling, Assigned: e.Assigned, Releasing: e.Releasing})
 	}
 	if r := status.LastReconcile; r != nil {
-		in.LastReconcile, in.LastDuration, in.LastCalls, in.LastFailed = r.Time, r.Duration, r.Calls, r.Error != ""
+		in.LastReconcile, in.LastDuration, in.LastCalls, in.LastFailed = r.Time, time.Duration(r.Duration), r.Calls, r.Error != ""
 	}
 	err = st.View(func(tx *store.Tx) (err error) { in.Counters, err = tx.Counters(); return err })
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
@@ -71,7 +76,11 @@ func writeMetricsAfterPass(c *cli.Context, st *store.Store) {
 	if path == "" {
 		return
 	}
-	in, err := metricsInput(st, time.Now())
+	knobs, err := knobInputs(c)
+	var in metrics.Input
+	if err == nil {
+		in, err = metricsInput(st, knobs, time.Now())
+	}
 	if err == nil {
 		err = metrics.WriteFile(path, in)
 	}

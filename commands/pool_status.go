@@ -8,25 +8,29 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/pool"
-	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
-// PoolStatus is what `vpcctl pool status` shows; JSON/YAML field names are stable.
+// PoolStatus is what `vpcctl pool status` shows; JSON/YAML field names are
+// stable and camelCase, durations are strings ("30s"), lists are never null
+// and unset times are left out.
 type PoolStatus struct {
-	Initialized   bool                   `json:"initialized"`
-	StateDir      string                 `json:"stateDir"`
-	Node          *store.Node            `json:"node,omitempty"`
-	Targets       []settings.Value       `json:"targets"`
-	Figures       pool.Figures           `json:"figures"`
-	Pending       []pool.Action          `json:"pending"` // what the next reconcile would do
-	ENIs          []ENIStatus            `json:"enis"`
-	Assignments   int                    `json:"assignments"`
-	Intents       int                    `json:"intentsInFlight"`
-	GrowBlocked   string                 `json:"growBlocked,omitempty"`
-	NoPrefixes    string                 `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
-	LastReconcile *store.ReconcileReport `json:"lastReconcile,omitempty"`
+	Initialized   bool             `json:"initialized"`
+	StateDir      string           `json:"stateDir"`
+	ConfigFile    string           `json:"configFile"`
+	Node          *NodeStatus      `json:"node,omitempty"`
+	Knobs         []KnobStatus     `json:"knobs"`
+	Figures       pool.Figures     `json:"figures"`
+	Pending       []pool.Action    `json:"pending"` // what the next reconcile would do
+	Excess        *ExcessStatus    `json:"excess,omitempty"`
+	Shortfall     *ShortfallStatus `json:"shortfall,omitempty"`
+	ENIs          []ENIStatus      `json:"enis"`
+	Assignments   int              `json:"assignments"`
+	Intents       int              `json:"intentsInFlight"`
+	GrowBlocked   string           `json:"growBlocked,omitempty"`
+	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
+	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
 }
 
 // ENIStatus is one ENI with counts per address state.
@@ -57,7 +61,7 @@ type AddrState struct {
 func poolStatusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the node, its ENIs and addresses, and every target with its source",
+		Usage: "show the node, its ENIs and addresses, and every knob with its source and the last pass's value",
 		Description: `Examples:
    vpcctl pool status
    vpcctl pool status -o wide     # every address
@@ -72,7 +76,11 @@ func poolStatusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			status, err := loadStatus(st, time.Now())
+			in, err := knobInputs(c)
+			if err != nil {
+				return err
+			}
+			status, err := loadStatus(st, in, time.Now())
 			if err != nil {
 				return err
 			}
@@ -92,25 +100,33 @@ type storedState struct {
 	snap     pool.Snapshot
 	settings store.Settings
 	waiting  int
+	last     *store.ReconcileReport
 }
 
-// loadStatus reads the store and computes the figures.
-func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
-	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}}
+// loadStatus reads the store and computes the figures with the knobs as
+// this invocation resolves them (in: its environment and the file).
+func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}}
+	if in.File != nil {
+		s.ConfigFile = in.File.Path
+	}
 	var ss storedState
 	err := st.View(func(tx *store.Tx) (err error) { ss, err = readState(tx, &s, now); return err })
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
 		return s, err
 	}
-	cfg, err := settings.Resolve(envLookup, reconcile.OverridesOf(ss.settings), settings.Overrides{})
+	cfg, err := settings.Resolve(ss.settings.Overrides, in)
 	if err != nil {
 		return s, asUsage(err)
 	}
-	s.Targets = cfg.Values
+	s.Knobs = knobStatus(cfg.Values, ss.settings.LastPass)
+	if ss.last != nil {
+		s.LastReconcile = lastPass(*ss.last)
+	}
 	if !ss.known {
 		return s, nil
 	}
-	s.Initialized, s.Node = true, &ss.node
+	s.Initialized, s.Node = true, nodeStatus(ss.node)
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {
@@ -122,6 +138,8 @@ func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 	for _, e := range ss.snap.ENIs {
 		s.ENIs = append(s.ENIs, eniStatus(e, cfg.Pool.Cooldown, now))
 	}
+	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
+	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
 	return s, nil
 }
 
@@ -151,7 +169,7 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 	if r, ok, err := tx.ReconcileReport(); err != nil {
 		return ss, err
 	} else if ok {
-		s.LastReconcile = &r
+		ss.last = &r
 	}
 	return ss, nil
 }

@@ -17,6 +17,8 @@ func statusTable(t *table, s PoolStatus) {
 	t.row("POLICY", f.Policy)
 	t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
+	excessRows(t, s.Excess)
+	shortfallRows(t, s.Shortfall)
 	if s.GrowBlocked != "" {
 		t.row("GROWTH BLOCKED", s.GrowBlocked)
 	}
@@ -29,14 +31,7 @@ func statusTable(t *table, s PoolStatus) {
 	for _, a := range s.Pending {
 		t.row("NEXT RECONCILE", describeAction(a))
 	}
-	if r := s.LastReconcile; r != nil {
-		line := fmt.Sprintf("%s (%s ago), took %s, %d actions, calls: %s", r.Time.Format(time.RFC3339),
-			time.Since(r.Time).Round(time.Second), r.Duration.Round(time.Millisecond), r.Actions, callMap(r.Calls))
-		if r.Error != "" {
-			line += "; error: " + r.Error
-		}
-		t.row("LAST RECONCILE", line)
-	}
+	lastPassRow(t, s.LastReconcile)
 	t.row("PODS", fmt.Sprintf("%d assignments, %d EC2 intents in flight", s.Assignments, s.Intents))
 	t.blank()
 	t.row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING")
@@ -53,10 +48,67 @@ func statusTable(t *table, s PoolStatus) {
 		}
 	}
 	t.blank()
-	t.row("TARGET", "VALUE", "SOURCE")
-	for _, v := range s.Targets {
-		t.row(v.Name, dash(v.Value), v.Source)
+	knobRows(t, s.ConfigFile, s.Knobs)
+}
+
+func excessRows(t *table, e *ExcessStatus) {
+	if e == nil {
+		return
 	}
+	t.row("EXCESS", fmt.Sprintf("%s since %s; released by the first reconcile after %s (RELEASE_DELAY %s)",
+		plural(e.Addresses, "address", "addresses"), e.Since.Format(time.RFC3339), e.ReleaseAt.Format(time.RFC3339), time.Duration(e.Delay)))
+}
+
+func shortfallRows(t *table, s *ShortfallStatus) {
+	if s == nil {
+		return
+	}
+	if s.Addresses > 0 {
+		t.row("SHORTFALL", fmt.Sprintf("%s: the next reconcile adds %d, %d cannot be had now",
+			plural(s.Addresses, "address", "addresses"), s.Planned, s.Unmet))
+	}
+	for _, r := range s.Reasons {
+		t.row("  BECAUSE", r)
+	}
+}
+
+func lastPassRow(t *table, r *LastPass) {
+	if r == nil {
+		return
+	}
+	line := fmt.Sprintf("%s: %s (%s ago), took %s, %s, calls: %s", r.Outcome, r.Time.Format(time.RFC3339),
+		time.Since(r.Time).Round(time.Second), time.Duration(r.Duration).Round(time.Millisecond),
+		plural(r.Actions, "action", "actions"), callMap(r.Calls))
+	if r.Error != "" {
+		line += "; error: " + r.Error
+	}
+	t.row("LAST RECONCILE", line)
+}
+
+// knobRows: every knob as this command resolves it, and as the last pass
+// used it when that differs.
+func knobRows(t *table, file string, knobs []KnobStatus) {
+	if file != "" {
+		t.row("CONFIG FILE", file)
+	}
+	t.row("KNOB", "VALUE", "SOURCE", "LAST PASS")
+	for _, k := range knobs {
+		last := "-"
+		switch {
+		case k.LastPass != nil && k.Differs:
+			last = fmt.Sprintf("%s (%s)", dash(k.LastPass.Value), k.LastPass.Origin())
+		case k.LastPass != nil:
+			last = "same"
+		}
+		t.row(k.Name, dash(k.Value.Value), k.Origin(), last)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func waitingNote(n int) string {

@@ -43,8 +43,8 @@ func poolWarmCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "warm",
 		Usage: "persist warm-pool targets for this node and reconcile at once",
-		Description: `Overrides win over the environment and defaults until --reset; a flag of one
-invocation wins over them all.
+		Description: `Overrides win over the environment, the configuration file and the defaults
+until --reset.
 
 Examples:
    vpcctl pool warm --ip-target 5               # keep exactly 5 free addresses
@@ -67,26 +67,30 @@ func poolWarm(c *cli.Context) error {
 	if given.Empty() && !c.Bool("reset") {
 		return usagef("pool warm: give at least one of --ip-target, --min-ip-target, --eni-target, --prefix-target, or --reset")
 	}
+	in, err := knobInputs(c)
+	if err != nil {
+		return err
+	}
 	st, err := openStore(c)
 	if err != nil {
 		return err
 	}
-	eff, err := persistOverrides(st, given, c.Bool("reset"))
+	eff, err := persistOverrides(st, in, given, c.Bool("reset"))
 	if err != nil {
 		return err
 	}
 	var rep *reconcile.Report
 	if !c.Bool("no-reconcile") {
-		if rep, err = runReconcile(c, settings.Overrides{}, false, true); err != nil {
+		if rep, err = runReconcile(c, false, true); err != nil {
 			return err
 		}
 	}
-	status, err := loadStatus(st, time.Now())
+	status, err := loadStatus(st, in, time.Now())
 	if err != nil {
 		return err
 	}
 	out := struct {
-		Targets   []settings.Value  `json:"targets"`
+		Knobs     []settings.Value  `json:"knobs"`
 		Reconcile *reconcile.Report `json:"reconcile,omitempty"`
 		Pool      PoolStatus        `json:"pool"`
 	}{eff.Values, rep, status}
@@ -96,13 +100,10 @@ func poolWarm(c *cli.Context) error {
 			t.blank()
 		}
 		if status.Initialized {
-			statusTable(t, status) // ends with every target and its source
+			statusTable(t, status) // ends with every knob and its source
 			return
 		}
-		t.row("TARGET", "VALUE", "SOURCE")
-		for _, v := range eff.Values {
-			t.row(v.Name, dash(v.Value), v.Source)
-		}
+		knobRows(t, "", knobStatus(eff.Values, nil))
 	})
 }
 
@@ -123,14 +124,14 @@ func overridesFromFlags(c *cli.Context) (settings.Overrides, error) {
 
 // persistOverrides validates the new overrides against the whole
 // configuration before writing them, so a bad combination changes nothing.
-func persistOverrides(st *store.Store, given settings.Overrides, reset bool) (settings.Effective, error) {
+func persistOverrides(st *store.Store, in settings.Inputs, given settings.Overrides, reset bool) (settings.Effective, error) {
 	var eff settings.Effective
 	err := st.Update(func(tx *store.Tx) error {
 		s, err := tx.Settings()
 		if err != nil {
 			return err
 		}
-		merged := reconcile.OverridesOf(s)
+		merged := s.Overrides
 		if reset {
 			merged = settings.Overrides{}
 		}
@@ -139,10 +140,10 @@ func persistOverrides(st *store.Store, given settings.Overrides, reset bool) (se
 				*tf.field(&merged) = v
 			}
 		}
-		if eff, err = settings.Resolve(envLookup, merged, settings.Overrides{}); err != nil {
+		if eff, err = settings.Resolve(merged, in); err != nil {
 			return asUsage(err)
 		}
-		s.Overrides = reconcile.StoreOverrides(merged)
+		s.Overrides = merged
 		s.UpdatedAt = time.Now()
 		return tx.PutSettings(s)
 	})

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/reconcile"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -37,7 +36,7 @@ Examples:
 			if _, err := format(c); err != nil {
 				return err
 			}
-			rep, err := runReconcile(c, settings.Overrides{}, c.Bool("dry-run"), c.Bool("wait"))
+			rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
 			if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
 				if rerr := renderReport(c, rep); rerr != nil {
 					return rerr
@@ -50,7 +49,11 @@ Examples:
 
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held
 // lock without --wait is not a failure: the other pass does the work.
-func runReconcile(c *cli.Context, flags settings.Overrides, dryRun, wait bool) (*reconcile.Report, error) {
+func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
+	in, err := knobInputs(c)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(c)
 	if err != nil {
 		return nil, err
@@ -68,11 +71,12 @@ func runReconcile(c *cli.Context, flags settings.Overrides, dryRun, wait bool) (
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, flags)
+	runner, err := newRunner(ctx, st, in)
 	if err != nil {
 		return nil, classifyRunError(err)
 	}
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
+	warnChanges(c, rep)
 	if !dryRun {
 		collectGarbage(c, st)
 		writeMetricsAfterPass(c, st)

@@ -15,7 +15,7 @@ func TestWriteYAMLReadsBackAsTheJSON(t *testing.T) {
 		"name": "pool", "count": 3, "ratio": 0.5, "ok": true, "none": nil,
 		"tricky": []string{"yes", "no", "1.0", "a: b", "- x", "#c", "", "quote\"d", "multi\nline", "ünï"},
 		"nested": map[string]any{"list": []any{map[string]any{"a": 1}, []int{}, map[string]any{}}, "empty": map[string]any{}},
-		"status": PoolStatus{ENIs: []ENIStatus{}, Targets: nil},
+		"status": PoolStatus{ENIs: []ENIStatus{}, Knobs: nil},
 		"yes":    1, "1st": 2, "a b": 3, "x:y": 4, "": 5, "Null": 6,
 	}
 	var b strings.Builder

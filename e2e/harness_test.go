@@ -21,6 +21,7 @@ import (
 	vnetns "github.com/vishvananda/netns"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -156,8 +157,20 @@ func newWorld(tb testing.TB, o worldOpts) *world {
 	})
 	tb.Cleanup(func() { _ = sim.Close() })
 	simtest.PointAt(tb, sim)
+	w.writeConfig(o.env)
 	w.reconcileUntilSettled(o.env...)
 	return w
+}
+
+// writeConfig puts the world's targets in its configuration file, which
+// every plugin and vpcctl process of the test finds through VPC_CNI_CONFIG,
+// as a node's processes all read /etc/vpc-cni/config.
+func (w *world) writeConfig(env []string) {
+	path := filepath.Join(w.tb.TempDir(), "config")
+	if err := os.WriteFile(path, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
+		w.tb.Fatal(err)
+	}
+	w.tb.Setenv(settings.FileEnv, path)
 }
 
 // prepareNode runs inside the node netns: lo up with the primary ENI's

@@ -71,8 +71,9 @@ func (c *call) take() (store.Assignment, error) {
 	return a, types.NewError(types.ErrTryAgainLater, why+"; "+reason, "")
 }
 
-// takeOnce is one transaction: the effective cooldown and the node's subnet
-// are read in it too, so ADD costs a single open and fsync.
+// takeOnce is one transaction: the overrides (for the effective cooldown and
+// target) and the node's subnet are read in it too, so ADD costs a single
+// open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 	var a store.Assignment
 	var takeErr error
@@ -86,8 +87,11 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		} else if ok {
 			c.subnet, c.limits = node.SubnetCIDR, node.Limits
 		}
-		c.settings = s
-		cooldown := effectiveCooldown(s)
+		knobs, err := c.cfg.Knobs(s.Overrides)
+		if err != nil {
+			return err
+		}
+		cooldown := knobs.Pool.Cooldown
 		a, takeErr = tx.Take(want, c.now(), cooldown)
 		if errors.Is(takeErr, store.ErrNoFreeAddress) {
 			c.low = true // committed so that metrics count the ADDs the pool could not serve
@@ -96,7 +100,7 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		if takeErr != nil {
 			return takeErr
 		}
-		enough, err := tx.AvailableAtLeast(pool.FreeTarget(c.limits, s.Effective), c.now(), cooldown)
+		enough, err := tx.AvailableAtLeast(pool.FreeTarget(c.limits, knobs.Pool), c.now(), cooldown)
 		c.low = !enough
 		if err != nil {
 			return err

@@ -6,11 +6,14 @@ package plugin
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
+
+	"vpc-cni/settings"
 )
 
 // Name is the plugin's type in a conflist.
@@ -20,7 +23,7 @@ const Name = "vpc-cni"
 const (
 	DefaultStateDir = "/var/lib/vpc-cni"
 	DefaultLogFile  = "/var/log/vpc-cni/plugin.log"
-	DefaultMTU      = 9001
+	DefaultMTU      = settings.DefaultMTU
 )
 
 // Timeouts bound every invocation: containerd's CNI calls hold its lock and
@@ -40,6 +43,7 @@ type Options struct {
 	StateDir            string   `json:"stateDir"`
 	LogFile             string   `json:"logFile"`
 	LogLevel            string   `json:"logLevel"`
+	ConfigFile          string   `json:"configFile"`          // the knobs' file (default: $VPC_CNI_CONFIG, else /etc/vpc-cni/config)
 	InlineGrow          *bool    `json:"inlineGrow"`          // grow the pool inside ADD when it is empty (default true)
 	BackgroundReconcile *bool    `json:"backgroundReconcile"` // start a detached reconcile when below target (default true)
 	Timeouts            Timeouts `json:"timeouts"`
@@ -53,6 +57,9 @@ type Config struct {
 	Options
 	PrevResult types.Result
 	Valid      []types.GCAttachment
+
+	knobs    *settings.File // the configuration file, read once per invocation
+	knobsErr error          // reported by the verbs that act on the knobs
 }
 
 // ParseConfig reads stdin. Malformed JSON is a decoding error (code 6); a
@@ -85,7 +92,41 @@ func ParseConfig(stdin []byte) (*Config, error) {
 	if err := c.parsePrevResult(&pc, stdin); err != nil {
 		return nil, err
 	}
+	c.knobs, c.knobsErr = settings.ReadFile(c.configFile())
 	return c, nil
+}
+
+// configFile is the file the knobs are read from, and whether it was named
+// (a named file that is missing is an error; the default may be absent).
+func (c *Config) configFile() (string, bool) {
+	if c.ConfigFile != "" {
+		return c.ConfigFile, true
+	}
+	if p := os.Getenv(settings.FileEnv); p != "" {
+		return p, true
+	}
+	return settings.DefaultFile, false
+}
+
+// Knobs resolves the operator's configuration as every vpc-cni process does:
+// the store's overrides, then kubelet's environment, then the file, then the
+// defaults. Only the verbs that act on the knobs ask, so a bad value fails
+// ADD and STATUS (code 7, naming the variable and where it was set) but never
+// stops a DEL from releasing an address.
+func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
+	if c.knobsErr != nil {
+		return settings.Effective{}, invalid("%v", c.knobsErr)
+	}
+	e, err := settings.Resolve(stored, c.knobInputs())
+	if err != nil {
+		return e, invalid("%v", err)
+	}
+	return e, nil
+}
+
+// knobInputs are the layers under the store's overrides.
+func (c *Config) knobInputs() settings.Inputs {
+	return settings.Inputs{Env: os.LookupEnv, File: c.knobs}
 }
 
 func (c *Config) parsePrevResult(pc *types.PluginConf, stdin []byte) error {
@@ -116,8 +157,8 @@ func (c *Config) applyDefaults() error {
 	if c.MTU == 0 {
 		c.MTU = DefaultMTU
 	}
-	if c.MTU < 576 || c.MTU > 9001 {
-		return invalid("mtu %d: must be 576..9001", c.MTU)
+	if c.MTU < settings.MinMTU || c.MTU > settings.MaxMTU {
+		return invalid("mtu %d: must be %d..%d", c.MTU, settings.MinMTU, settings.MaxMTU)
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/settings"
 )
 
 func codeOf(err error) uint {
@@ -120,5 +122,67 @@ func TestShippedConflistParses(t *testing.T) {
 	}
 	if c.Delegate || !c.inlineGrow() || c.Timeouts.Add.Duration != 60*time.Second {
 		t.Fatalf("parsed %+v", c)
+	}
+}
+
+// The conflist's configFile names the knobs' file; the verbs that act on
+// the knobs resolve them as every vpc-cni process does (environment over
+// file), and a bad value is code 7 naming the variable and its line.
+func TestConfigFileKeyAndKnobs(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/config"
+	if err := os.WriteFile(path, []byte("# node targets\nWARM_IP_TARGET=4\nIP_COOLDOWN_PERIOD=5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("IP_COOLDOWN_PERIOD", "7")
+	c, err := ParseConfig([]byte(`{"name":"n","type":"vpc-cni","configFile":"` + path + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.Knobs(settings.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Pool.WarmIPTarget != 4 || k.Value("WARM_IP_TARGET").Where != path+":2" || k.Pool.Cooldown != 7*time.Second {
+		t.Fatalf("knobs %+v", k.Values)
+	}
+	three := 3
+	if k, err := c.Knobs(settings.Overrides{WarmIP: &three}); err != nil || k.Pool.WarmIPTarget != 3 {
+		t.Fatalf("the store's override must win: %+v %v", k.Pool, err)
+	}
+
+	if err := os.WriteFile(path, []byte("WARM_IP_TARGET=four\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err = ParseConfig([]byte(`{"name":"n","type":"vpc-cni","configFile":"` + path + `"}`))
+	if err != nil {
+		t.Fatalf("parsing must not fail on a knob (DEL never needs them): %v", err)
+	}
+	_, err = c.Knobs(settings.Overrides{})
+	if codeOf(err) != types.ErrInvalidNetworkConfig || !strings.Contains(err.Error(), "WARM_IP_TARGET") || !strings.Contains(err.Error(), path+":1") {
+		t.Fatalf("bad value: %v (code %d)", err, codeOf(err))
+	}
+
+	c, err = ParseConfig([]byte(`{"name":"n","type":"vpc-cni","configFile":"` + dir + `/missing"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Knobs(settings.Overrides{}); codeOf(err) != types.ErrInvalidNetworkConfig || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("a named file that is missing: %v", err)
+	}
+}
+
+func TestConfigFileFromTheEnvironmentAndTheDefault(t *testing.T) {
+	t.Setenv("VPC_CNI_CONFIG", t.TempDir()+"/nope")
+	c, err := ParseConfig([]byte(`{"name":"n","type":"vpc-cni"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, named := c.configFile(); !named || !strings.HasSuffix(p, "/nope") {
+		t.Fatalf("configFile() = %s %v", p, named)
+	}
+	t.Setenv("VPC_CNI_CONFIG", "")
+	if p, named := c.configFile(); named || p != settings.DefaultFile {
+		t.Fatalf("configFile() = %s %v, want the default, not named", p, named)
 	}
 }

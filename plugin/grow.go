@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"vpc-cni/reconcile"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -41,13 +39,9 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 // lock. It reports whether taking again is worth it and, if the pool could
 // not grow, why.
 func (c *call) growInline() (bool, string) {
-	s, err := c.storedSettings()
-	if err != nil {
-		return false, err.Error()
-	}
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
-	runner, err := reconcile.NewRunner(c.ctx, c.store, storedEnv(s), settings.Overrides{}, "vpc-cni-plugin")
+	runner, err := reconcile.NewRunner(c.ctx, c.store, c.cfg.knobInputs(), "vpc-cni-plugin")
 	if err != nil {
 		return false, "inline grow: " + err.Error()
 	}
@@ -77,43 +71,6 @@ func whyNoGrowth(rep *reconcile.Report) string {
 	return "new addresses are on an ENI whose host side is not ready yet"
 }
 
-func (c *call) storedSettings() (store.Settings, error) {
-	var s store.Settings
-	err := c.store.View(func(tx *store.Tx) (err error) { s, err = tx.Settings(); return err })
-	if isUninitialized(err) {
-		err = nil
-	}
-	return s, err
-}
-
-// storedEnv serves the targets the last reconcile acted on, so the plugin
-// (run with kubelet's environment) follows the operator's configuration.
-func storedEnv(s store.Settings) settings.Lookup {
-	values := storedValues(s)
-	return func(k string) (string, bool) {
-		if v, ok := values[k]; ok {
-			return v, true
-		}
-		return os.LookupEnv(k)
-	}
-}
-
-// storedValues are the knobs of the last reconcile as environment values;
-// none when no reconcile has run yet.
-func storedValues(s store.Settings) map[string]string {
-	if s.UpdatedAt.IsZero() {
-		return nil
-	}
-	e := s.Effective
-	return map[string]string{
-		settings.WarmENITarget: strconv.Itoa(e.WarmENITarget), settings.WarmIPTarget: strconv.Itoa(e.WarmIPTarget),
-		settings.MinIPTarget: strconv.Itoa(e.MinIPTarget), settings.WarmPrefixTarget: strconv.Itoa(e.WarmPrefixTarget),
-		settings.PrefixDelegation: strconv.FormatBool(e.PrefixDelegation), settings.MaxENI: strconv.Itoa(e.MaxENI),
-		settings.MaxPods: strconv.Itoa(e.MaxPods), settings.Cooldown: e.Cooldown.String(),
-		settings.ReleaseDelay: e.ReleaseDelay.String(),
-	}
-}
-
 // maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool
 // under its target. The child takes the lock without waiting, so a burst of
 // ADDs starts at most one pass that does work.
@@ -125,7 +82,11 @@ func (c *call) maybeRefill() {
 	if err != nil {
 		return
 	}
-	cmd := exec.Command(self, "--state-dir", c.cfg.StateDir, "--log-level", "info", "reconcile", "--timeout", "2m", "-o", "json")
+	args := []string{"--state-dir", c.cfg.StateDir, "--log-level", "info"}
+	if c.cfg.ConfigFile != "" {
+		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
+	}
+	cmd := exec.Command(self, append(args, "reconcile", "--timeout", "2m", "-o", "json")...)
 	cmd.Args[0] = "vpcctl"
 	// Its log and its report go to the plugin's log file: nothing reaches the
 	// runtime, whose stdout is the CNI result.
@@ -133,10 +94,8 @@ func (c *call) maybeRefill() {
 		cmd.Stdout, cmd.Stderr = f, f
 		defer f.Close()
 	}
+	// Kubelet's environment, as ours: the child resolves the knobs as we do.
 	cmd.Env = os.Environ()
-	for k, v := range storedValues(c.settings) {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		c.log.Warn("background reconcile not started", "err", err)

@@ -27,18 +27,17 @@ func Funcs() skel.CNIFuncs {
 
 // call is one invocation: its configuration, deadline, store and log.
 type call struct {
-	args     *skel.CmdArgs
-	cfg      *Config
-	pod      podArgs
-	store    *store.Store
-	log      *slog.Logger
-	ctx      context.Context
-	cancel   context.CancelFunc
-	logFile  io.Closer
-	subnet   netip.Prefix   // the node's subnet, read with the address
-	limits   pool.Limits    // the instance's, read with the address
-	low      bool           // the ADD left the pool under its target
-	settings store.Settings // as the last reconcile left them
+	args    *skel.CmdArgs
+	cfg     *Config
+	pod     podArgs
+	store   *store.Store
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
+	logFile io.Closer
+	subnet  netip.Prefix // the node's subnet, read with the address
+	limits  pool.Limits  // the instance's, read with the address
+	low     bool         // the ADD left the pool under its target
 }
 
 // begin parses the configuration and opens the log and the store.
@@ -150,12 +149,3 @@ func parsePodArgs(args string) (podArgs, error) {
 }
 
 func (c *call) now() time.Time { return time.Now() }
-
-// effectiveCooldown is IP_COOLDOWN_PERIOD as the last reconcile resolved it:
-// the plugin runs with kubelet's environment, not the operator's.
-func effectiveCooldown(s store.Settings) time.Duration {
-	if s.UpdatedAt.IsZero() {
-		return 30 * time.Second
-	}
-	return s.Effective.Cooldown
-}

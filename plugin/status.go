@@ -43,19 +43,18 @@ func cmdStatus(args *skel.CmdArgs) error {
 }
 
 func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now time.Time) error {
-	cooldown := effectiveCooldown(s)
-	if _, _, _, ok := pool.PickAddress(snap, now, cooldown); ok {
+	knobs, err := c.cfg.Knobs(s.Overrides)
+	if err != nil {
+		return err
+	}
+	if _, _, _, ok := pool.PickAddress(snap, now, knobs.Pool.Cooldown); ok {
 		return nil
 	}
 	if !c.cfg.inlineGrow() {
 		return unavailable("no free address and inline grow is off; waiting for the next reconcile")
 	}
-	cfg := s.Effective
-	if s.UpdatedAt.IsZero() {
-		cfg = pool.Defaults()
-	}
 	// Would the grow an ADD starts (it waits for an address) get one?
-	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: cfg, Snapshot: snap, Now: now, Waiting: 1})
+	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: knobs.Pool, Snapshot: snap, Now: now, Waiting: 1})
 	for _, a := range plan.Actions {
 		if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
 			return nil // an ADD would grow the pool inline

@@ -57,8 +57,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("IP_COOLDOWN_PERIOD: must not be negative, got %s", c.Cooldown))
 	}
 	if c.ReleaseDelay <= c.Cooldown {
-		errs = append(errs, fmt.Errorf("release delay: must be longer than IP_COOLDOWN_PERIOD (%s), got %s",
-			c.Cooldown, c.ReleaseDelay))
+		errs = append(errs, fmt.Errorf("RELEASE_DELAY (%s) must be longer than IP_COOLDOWN_PERIOD (%s), so released addresses have finished cooling",
+			c.ReleaseDelay, c.Cooldown))
 	}
 	return errors.Join(errs...)
 }

@@ -19,8 +19,8 @@ func TestValidateNamesTheBadVariable(t *testing.T) {
 		{"negative MAX_ENI", func(c *Config) { c.MaxENI = -1 }, "MAX_ENI"},
 		{"negative max pods", func(c *Config) { c.MaxPods = -1 }, "MAX_PODS"},
 		{"negative cooldown", func(c *Config) { c.Cooldown = -time.Second }, "IP_COOLDOWN_PERIOD"},
-		{"release delay equal to the cooldown", func(c *Config) { c.ReleaseDelay = c.Cooldown }, "release delay"},
-		{"release delay shorter than the cooldown", func(c *Config) { c.ReleaseDelay = time.Second }, "release delay"},
+		{"release delay equal to the cooldown", func(c *Config) { c.ReleaseDelay = c.Cooldown }, "RELEASE_DELAY"},
+		{"release delay shorter than the cooldown", func(c *Config) { c.ReleaseDelay = time.Second }, "RELEASE_DELAY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,9 +45,9 @@ type Host interface {
 type Runner struct {
 	Store *store.Store
 	Cloud Cloud
-	Host  Host               // nil: no host networking (ENIs stay not ready)
-	Env   settings.Lookup    // the environment the targets are read from
-	Flags settings.Overrides // this invocation's flags
+	Host  Host            // nil: no host networking (ENIs stay not ready)
+	Env   settings.Lookup // the process environment
+	File  *settings.File  // the configuration file (nil: none)
 	Now   func() time.Time
 	Log   *slog.Logger
 }
@@ -68,6 +68,8 @@ type Report struct {
 	Findings []Finding          `json:"findings,omitempty"`
 	Failed   []string           `json:"failed,omitempty"` // actions that did not complete, and why
 	Config   settings.Effective `json:"config"`
+	// Changed: knobs this pass resolved differently from the last pass.
+	Changed []settings.Change `json:"changedSinceLastPass,omitempty"`
 
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
@@ -153,11 +155,12 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 	if err != nil {
 		return node, settings.Effective{}, err
 	}
-	cfg, err := settings.Resolve(r.Env, OverridesOf(stored), r.Flags)
+	cfg, err := settings.Resolve(stored.Overrides, settings.Inputs{Env: r.Env, File: r.File})
 	if err != nil {
 		return node, cfg, ConfigError{err}
 	}
 	rep.Config = cfg
+	rep.Changed = settings.Changes(stored.LastPass, cfg.Values)
 	if !known {
 		if node, err = r.learnNode(ctx, rep); err != nil {
 			return node, cfg, err

@@ -24,8 +24,9 @@ func (b StoreBudget) TakeToken(bucket string, now time.Time, rate, burst float64
 }
 
 // NewRunner wires a runner to the real EC2, IMDS (through the SDK's usual
-// environment) and kernel. env is where the targets are read from.
-func NewRunner(ctx context.Context, st *store.Store, env settings.Lookup, flags settings.Overrides, userAgent string) (*Runner, error) {
+// environment) and kernel. in is where the knobs are read from under the
+// store's overrides: the process environment and the configuration file.
+func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAgent string) (*Runner, error) {
 	var node store.Node
 	err := st.View(func(tx *store.Tx) (err error) { node, _, err = tx.Node(); return err })
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
@@ -35,8 +36,8 @@ func NewRunner(ctx context.Context, st *store.Store, env settings.Lookup, flags 
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
 		region = node.Region // learnt once; saves an IMDS call per pass
 	}
-	cluster, _ := env(settings.ClusterName)
-	describe, mutating, err := settings.EC2Budgets(env)
+	cluster, _, _ := in.Lookup(settings.ClusterName)
+	describe, mutating, err := settings.EC2Budgets(in)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
@@ -46,5 +47,5 @@ func NewRunner(ctx context.Context, st *store.Store, env settings.Lookup, flags 
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{Store: st, Cloud: cl, Host: KernelHost{}, Env: env, Flags: flags}, nil
+	return &Runner{Store: st, Cloud: cl, Host: KernelHost{}, Env: in.Env, File: in.File}, nil
 }

@@ -51,10 +51,25 @@ cat "$WORK/sim.env"
 # shellcheck disable=SC1091
 . "$WORK/sim.env"
 
-say "First reconcile: learn the node, adopt its primary ENI, fill the pool (default WARM_ENI_TARGET=1)"
+# The node's configuration file: the plugin, the timer and this shell all read
+# it (on a node, /etc/vpc-cni/config; here VPC_CNI_CONFIG names the demo's).
+export VPC_CNI_CONFIG="$WORK/config"
+cat >"$VPC_CNI_CONFIG" <<'CONF'
+# whole ENIs' worth of free addresses
+WARM_ENI_TARGET=1
+IP_COOLDOWN_PERIOD=30
+CONF
+say "The configuration file every process reads ($VPC_CNI_CONFIG)"
+cat "$VPC_CNI_CONFIG"
+
+say "First reconcile: learn the node, adopt its primary ENI, fill the pool (WARM_ENI_TARGET=1 from the file)"
 vpcctl reconcile
-say "Pool status"
+say "Pool status: every knob with its source, and what the last pass used"
 vpcctl pool status
+
+say "A shell whose environment differs from the file is told so (dry run: nothing changes)"
+echo '$ WARM_IP_TARGET=1 vpcctl reconcile --dry-run'
+WARM_IP_TARGET=1 "${IN_NODE[@]}" "$BIN" --state-dir "$STATE" reconcile --dry-run >/dev/null
 
 say "Keep exactly 5 free addresses: persisted, and reconciled at once"
 vpcctl pool warm --ip-target 5 >/dev/null

@@ -1,10 +1,6 @@
 package settings
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // The node's client-side EC2 budget, shared by every vpc-cni process through
 // the state file: calls per second (the bucket holds ten seconds' worth).
@@ -17,26 +13,24 @@ const (
 // means "the cloud package's default".
 type Budget struct{ Rate, Burst float64 }
 
-// EC2Budgets reads both rates; a bad value names its variable.
-func EC2Budgets(env Lookup) (describe, mutating Budget, err error) {
-	if describe, err = budget(env, EC2DescribeRate); err != nil {
+// EC2Budgets reads both rates (environment, then file); a bad value names
+// its variable and where it was set.
+func EC2Budgets(in Inputs) (describe, mutating Budget, err error) {
+	if describe, err = budget(in, EC2DescribeRate); err != nil {
 		return
 	}
-	mutating, err = budget(env, EC2MutatingRate)
+	mutating, err = budget(in, EC2MutatingRate)
 	return
 }
 
-func budget(env Lookup, name string) (Budget, error) {
-	if env == nil {
+func budget(in Inputs, name string) (Budget, error) {
+	text, v, ok := in.Lookup(name)
+	if !ok {
 		return Budget{}, nil
 	}
-	text, ok := env(name)
-	if !ok || strings.TrimSpace(text) == "" {
-		return Budget{}, nil
-	}
-	r, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	r, err := strconv.ParseFloat(text, 64)
 	if err != nil || r <= 0 || r > 1000 {
-		return Budget{}, fmt.Errorf("%s=%q: must be a number of calls per second in (0, 1000]", name, text)
+		return Budget{}, bad(v, text, "must be a number of calls per second in (0, 1000]")
 	}
 	return Budget{Rate: r, Burst: max(10*r, 1)}, nil
 }

@@ -1,7 +1,8 @@
-// Package settings resolves the operator's configuration: each knob from the
-// flag of this invocation, else the override persisted by `vpcctl pool warm`,
-// else the environment, else the default. A bad value is an error that names
-// the variable; it is never replaced by a default.
+// Package settings resolves the operator's configuration. Each knob comes
+// from, highest first: the override persisted by `vpcctl pool warm`, the
+// process environment, the configuration file (/etc/vpc-cni/config), the
+// default. A bad value is an error that names the variable and where it was
+// set; it is never replaced by a default.
 package settings
 
 import (
@@ -18,9 +19,9 @@ import (
 type Source string
 
 const (
-	FromFlag    Source = "flag"
 	FromStore   Source = "store"
 	FromEnv     Source = "env"
+	FromFile    Source = "file"
 	FromDefault Source = "default"
 )
 
@@ -39,8 +40,23 @@ const (
 	ENIMTU           = "AWS_VPC_ENI_MTU"
 )
 
-// Overrides are the targets an operator can pin with `vpcctl pool warm` (and
-// the flags of one invocation). Nil means "not set here".
+// FileKeys are the keys the configuration file may set: every knob and the
+// node's EC2 rate budget.
+var FileKeys = []string{
+	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
+	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate,
+}
+
+// The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
+// jumbo frames.
+const (
+	MinMTU     = 576
+	MaxMTU     = 9001
+	DefaultMTU = MaxMTU
+)
+
+// Overrides are the targets an operator pins with `vpcctl pool warm`,
+// persisted in the store. Nil means "not set".
 type Overrides struct {
 	WarmIP     *int `json:"warmIpTarget,omitempty"`
 	MinIP      *int `json:"minimumIpTarget,omitempty"`
@@ -67,43 +83,78 @@ func (o Overrides) get(name string) *int {
 	return nil
 }
 
-// Value is one knob's effective value and where it came from.
+// Value is one knob's effective value and where it came from. Where is the
+// file and line for FromFile.
 type Value struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`
 	Source Source `json:"source"`
+	Where  string `json:"where,omitempty"`
+}
+
+// Origin says where the value came from, for messages: "file
+// /etc/vpc-cni/config:3", "env", "store", "default".
+func (v Value) Origin() string {
+	if v.Where != "" {
+		return string(v.Source) + " " + v.Where
+	}
+	return string(v.Source)
 }
 
 // Effective is the resolved configuration.
 type Effective struct {
-	Pool        pool.Config `json:"pool"`
+	Pool        pool.Config `json:"-"` // the same values are in Values, as text
 	ClusterName string      `json:"clusterName"`
 	MTU         int         `json:"mtu"`
 	Values      []Value     `json:"values"` // every knob, in a stable order
 }
 
-// Source returns where the named knob's value came from.
-func (e Effective) Source(name string) Source {
+// Value returns the named knob's value (zero if unknown).
+func (e Effective) Value(name string) Value {
 	for _, v := range e.Values {
 		if v.Name == name {
-			return v.Source
+			return v
 		}
 	}
-	return ""
+	return Value{}
 }
+
+// Source returns where the named knob's value came from.
+func (e Effective) Source(name string) Source { return e.Value(name).Source }
 
 // Lookup reads one environment variable; os.LookupEnv fits.
 type Lookup func(string) (string, bool)
 
+// Inputs are the layers under the store's overrides: the process
+// environment and the configuration file. Either may be nil.
+type Inputs struct {
+	Env  Lookup
+	File *File
+}
+
+// Lookup finds a knob in the environment, else the file. Empty text is unset.
+func (in Inputs) Lookup(name string) (text string, v Value, ok bool) {
+	if in.Env != nil {
+		if t, ok := in.Env(name); ok && strings.TrimSpace(t) != "" {
+			t = strings.TrimSpace(t)
+			return t, Value{Name: name, Value: t, Source: FromEnv}, true
+		}
+	}
+	if t, where, ok := in.File.lookup(name); ok && t != "" {
+		return t, Value{Name: name, Value: t, Source: FromFile, Where: where}, true
+	}
+	return "", Value{Name: name, Source: FromDefault}, false
+}
+
 type resolver struct {
-	env           Lookup
-	stored, flags Overrides
-	values        []Value
+	in     Inputs
+	stored Overrides
+	values []Value
 }
 
 // Resolve computes the effective configuration.
-func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
-	r := &resolver{env: env, stored: stored, flags: flags}
+func Resolve(stored Overrides, in Inputs) (Effective, error) {
+	r := &resolver{in: in, stored: stored}
 	var e Effective
 	var err error
 	set := func(dst *int, name string, def int, min, max int) {
@@ -117,7 +168,7 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 	set(&e.Pool.WarmPrefixTarget, WarmPrefixTarget, 0, 0, 10000)
 	set(&e.Pool.MaxENI, MaxENI, 0, 0, 100)
 	set(&e.Pool.MaxPods, MaxPods, 0, 0, 100000)
-	set(&e.MTU, ENIMTU, 9001, 576, 9001)
+	set(&e.MTU, ENIMTU, DefaultMTU, MinMTU, MaxMTU)
 	if err == nil {
 		e.Pool.PrefixDelegation, err = r.boolean(PrefixDelegation, false)
 	}
@@ -133,9 +184,10 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 	if err != nil {
 		return Effective{}, err
 	}
-	if e.Pool.ReleaseDelay <= e.Pool.Cooldown {
-		return Effective{}, fmt.Errorf("%s (%s) must be longer than %s (%s), so released addresses have finished cooling",
-			ReleaseDelay, e.Pool.ReleaseDelay, Cooldown, e.Pool.Cooldown)
+	// The rules between knobs are the policy's; say where each came from.
+	if err := e.Pool.Validate(); err != nil {
+		return Effective{}, fmt.Errorf("%w (%s from %s, %s from %s)", err,
+			ReleaseDelay, r.origin(ReleaseDelay), Cooldown, r.origin(Cooldown))
 	}
 	e.ClusterName = r.text(ClusterName)
 	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
@@ -143,69 +195,78 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 	return e, nil
 }
 
-// raw finds a knob's text and source, honouring the precedence.
-func (r *resolver) raw(name string) (string, Source, bool) {
-	if v := r.flags.get(name); v != nil {
-		return strconv.Itoa(*v), FromFlag, true
-	}
-	if v := r.stored.get(name); v != nil {
-		return strconv.Itoa(*v), FromStore, true
-	}
-	if r.env != nil {
-		if v, ok := r.env(name); ok && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v), FromEnv, true
+func (r *resolver) origin(name string) string {
+	for _, v := range r.values {
+		if v.Name == name {
+			return v.Origin()
 		}
 	}
-	return "", FromDefault, false
+	return string(FromDefault)
 }
 
-func (r *resolver) note(name, value string, src Source) {
-	r.values = append(r.values, Value{Name: name, Value: value, Source: src})
+// raw finds a knob's text and origin, honouring the precedence.
+func (r *resolver) raw(name string) (string, Value, bool) {
+	if v := r.stored.get(name); v != nil {
+		t := strconv.Itoa(*v)
+		return t, Value{Name: name, Value: t, Source: FromStore}, true
+	}
+	return r.in.Lookup(name)
+}
+
+// note records the value as normalised text, so that "03" in the
+// environment and "3" in the file compare equal.
+func (r *resolver) note(v Value, text string) {
+	v.Value = text
+	r.values = append(r.values, v)
+}
+
+func bad(v Value, text, why string) error {
+	return fmt.Errorf("%s=%q (%s): %s", v.Name, text, v.Origin(), why)
 }
 
 func (r *resolver) integer(name string, def, min, max int) (int, error) {
-	text, src, ok := r.raw(name)
+	text, v, ok := r.raw(name)
 	if !ok {
-		r.note(name, strconv.Itoa(def), FromDefault)
+		r.note(v, strconv.Itoa(def))
 		return def, nil
 	}
 	n, err := strconv.Atoi(text)
 	if err != nil {
-		return 0, fmt.Errorf("%s=%q (%s): not an integer", name, text, src)
+		return 0, bad(v, text, "not an integer")
 	}
 	if n < min || n > max {
-		return 0, fmt.Errorf("%s=%d (%s): out of range, must be %d..%d", name, n, src, min, max)
+		return 0, bad(v, text, fmt.Sprintf("out of range, must be %d..%d", min, max))
 	}
-	r.note(name, text, src)
+	r.note(v, strconv.Itoa(n))
 	return n, nil
 }
 
 func (r *resolver) boolean(name string, def bool) (bool, error) {
-	text, src, ok := r.raw(name)
+	text, v, ok := r.raw(name)
 	if !ok {
-		r.note(name, strconv.FormatBool(def), FromDefault)
+		r.note(v, strconv.FormatBool(def))
 		return def, nil
 	}
 	b, err := strconv.ParseBool(text)
 	if err != nil {
-		return false, fmt.Errorf("%s=%q (%s): not a boolean (true or false)", name, text, src)
+		return false, bad(v, text, "not a boolean (true or false)")
 	}
-	r.note(name, strconv.FormatBool(b), src)
+	r.note(v, strconv.FormatBool(b))
 	return b, nil
 }
 
 // seconds accepts a plain number of seconds (as the reference) or a Go duration.
 func (r *resolver) seconds(name string, def time.Duration) (time.Duration, error) {
-	text, src, ok := r.raw(name)
+	text, v, ok := r.raw(name)
 	if !ok {
-		r.note(name, def.String(), FromDefault)
+		r.note(v, def.String())
 		return def, nil
 	}
 	d, err := parseSeconds(text)
 	if err != nil {
-		return 0, fmt.Errorf("%s=%q (%s): %v", name, text, src, err)
+		return 0, bad(v, text, err.Error())
 	}
-	r.note(name, d.String(), src)
+	r.note(v, d.String())
 	return d, nil
 }
 
@@ -227,11 +288,10 @@ func parseSeconds(text string) (time.Duration, error) {
 }
 
 func (r *resolver) text(name string) string {
-	v, src, ok := r.raw(name)
+	text, v, ok := r.raw(name)
+	r.note(v, text)
 	if !ok {
-		r.note(name, "", FromDefault)
 		return ""
 	}
-	r.note(name, v, src)
-	return v
+	return text
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 )
 
 func TestNodeAndSettingsRoundTrip(t *testing.T) {
@@ -19,9 +20,9 @@ func TestNodeAndSettingsRoundTrip(t *testing.T) {
 		PrimaryIP: netip.MustParseAddr("100.64.0.10"), SecurityGroups: []string{"sg-1", "sg-2"},
 		Limits: pool.Limits{MaxENIs: 3, IPv4PerENI: 10}, Hypervisor: "nitro", LearnedAt: t0}
 	five := 5
-	settings := Settings{Overrides: Overrides{WarmIP: &five},
+	want := Settings{Overrides: settings.Overrides{WarmIP: &five},
 		Effective: pool.Config{WarmENITarget: 1, WarmIPTarget: 5, Cooldown: 30 * time.Second, PrefixDelegation: true},
-		Sources:   map[string]string{"WARM_IP_TARGET": "pool warm"}, UpdatedAt: t0}
+		LastPass:  []settings.Value{{Name: "WARM_IP_TARGET", Value: "5", Source: settings.FromStore}}, UpdatedAt: t0}
 	view(t, s, func(tx *Tx) error {
 		_, ok, err := tx.Node()
 		if ok {
@@ -33,15 +34,15 @@ func TestNodeAndSettingsRoundTrip(t *testing.T) {
 		}
 		return errors.Join(err, err2)
 	})
-	update(t, s, func(tx *Tx) error { return errors.Join(tx.PutNode(node), tx.PutSettings(settings)) })
+	update(t, s, func(tx *Tx) error { return errors.Join(tx.PutNode(node), tx.PutSettings(want)) })
 	view(t, s, func(tx *Tx) error {
 		gotNode, ok, err := tx.Node()
 		if !ok || !reflect.DeepEqual(gotNode, node) {
 			t.Errorf("Node:\n got %+v\nwant %+v", gotNode, node)
 		}
 		gotSettings, err2 := tx.Settings()
-		if !reflect.DeepEqual(gotSettings, settings) || gotSettings.Overrides.MinIP != nil {
-			t.Errorf("Settings:\n got %+v\nwant %+v", gotSettings, settings)
+		if !reflect.DeepEqual(gotSettings, want) || gotSettings.Overrides.MinIP != nil {
+			t.Errorf("Settings:\n got %+v\nwant %+v", gotSettings, want)
 		}
 		return errors.Join(err, err2)
 	})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 )
 
 // Node is the instance's identity and limits, learnt once from IMDS and
@@ -27,22 +28,15 @@ type Node struct {
 	LearnedAt      time.Time      `json:"learnedAt"`
 }
 
-// Overrides are the targets persisted by `vpcctl pool warm`; nil is unset.
-type Overrides struct {
-	WarmIP     *int `json:"warmIpTarget,omitempty"`
-	MinIP      *int `json:"minimumIpTarget,omitempty"`
-	WarmENI    *int `json:"warmEniTarget,omitempty"`
-	WarmPrefix *int `json:"warmPrefixTarget,omitempty"`
-}
-
-// Settings are the persisted overrides and the configuration the last
-// reconcile acted on, with where each value came from (knob -> source), so
-// the plugin acts on what the operator configured.
+// Settings are the overrides persisted by `vpcctl pool warm` and the
+// configuration the last reconcile pass acted on: every knob with its value
+// and where it came from, so status and a hand-run command can say when
+// they differ from it.
 type Settings struct {
-	Overrides Overrides         `json:"overrides"`
-	Effective pool.Config       `json:"effective"`
-	Sources   map[string]string `json:"sources,omitempty"`
-	UpdatedAt time.Time         `json:"updatedAt"`
+	Overrides settings.Overrides `json:"overrides"`
+	Effective pool.Config        `json:"effective"`
+	LastPass  []settings.Value   `json:"lastPass,omitempty"`
+	UpdatedAt time.Time          `json:"updatedAt"`
 }
 
 // PoolMeta is the pool's timers, kept beside the addresses.

@@ -1,0 +1,137 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The one configuration file every vpc-cni process reads: the plugin (run
+// with kubelet's environment), the timer's reconcile and an operator's shell.
+const (
+	DefaultFile = "/etc/vpc-cni/config"
+	FileEnv     = "VPC_CNI_CONFIG" // names another file, as --config does
+)
+
+// File is a parsed configuration file: KEY=VALUE lines with the knob names,
+// blank lines and # comments. A nil *File holds nothing.
+type File struct {
+	Path string
+	vals map[string]fileValue
+}
+
+type fileValue struct {
+	text string
+	line int
+}
+
+// ReadFile reads and parses the file at path. A missing file is empty unless
+// it was named explicitly (a flag, VPC_CNI_CONFIG, a conflist key): then the
+// operator meant a file that is not there, which is an error.
+func ReadFile(path string, named bool) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !named {
+		return &File{Path: path}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configuration file: %w", err)
+	}
+	return ParseFile(path, data)
+}
+
+// ParseFile parses the file's text; path is only used in messages. Unknown
+// keys are errors (a misspelt knob would otherwise be silently ignored).
+func ParseFile(path string, data []byte) (*File, error) {
+	f := &File{Path: path, vals: map[string]fileValue{}}
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, fmt.Errorf("%s:%d: %q is not a KEY=VALUE line", path, n, line)
+		}
+		if err := knownKey(key); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if prev, dup := f.vals[key]; dup {
+			return nil, fmt.Errorf("%s:%d: %s is already set on line %d", path, n, key, prev.line)
+		}
+		f.vals[key] = fileValue{text: unquote(strings.TrimSpace(val)), line: n}
+	}
+	return f, nil
+}
+
+// unquote strips one pair of matching quotes, as systemd's EnvironmentFile
+// does, so an old env file can be renamed to the config file as it is.
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+func knownKey(key string) error {
+	for _, k := range FileKeys {
+		if k == key {
+			return nil
+		}
+	}
+	if strings.HasPrefix(key, "AWS_") && key != ENIMTU {
+		return fmt.Errorf("%s is not read from this file: the AWS SDK reads it from the environment", key)
+	}
+	if s := suggest(key); s != "" {
+		return fmt.Errorf("unknown key %s (did you mean %s?)", key, s)
+	}
+	return fmt.Errorf("unknown key %s; the keys are %s", key, strings.Join(FileKeys, ", "))
+}
+
+// suggest is the known key closest to a misspelt one, if it is close.
+func suggest(key string) string {
+	best, bestD := "", 4
+	for _, k := range FileKeys {
+		if d := distance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// lookup returns a key's text and where it was set ("path:line").
+func (f *File) lookup(name string) (text, where string, ok bool) {
+	if f == nil {
+		return "", "", false
+	}
+	v, ok := f.vals[name]
+	if !ok {
+		return "", "", false
+	}
+	return v.text, f.Path + ":" + strconv.Itoa(v.line), true
+}
