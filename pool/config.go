@@ -56,6 +56,9 @@ func (c Config) Validate() error {
 	if c.Cooldown < 0 {
 		errs = append(errs, fmt.Errorf("IP_COOLDOWN_PERIOD: must not be negative, got %s", c.Cooldown))
 	}
+	if c.AdaptiveWindow < 0 {
+		errs = append(errs, fmt.Errorf("ADAPTIVE_GROWTH_WINDOW: must not be negative, got %s", c.AdaptiveWindow))
+	}
 	if c.ReleaseDelay <= c.Cooldown {
 		errs = append(errs, fmt.Errorf("release delay: must be longer than IP_COOLDOWN_PERIOD (%s), got %s",
 			c.Cooldown, c.ReleaseDelay))

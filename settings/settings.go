@@ -130,6 +130,9 @@ func Resolve(env Lookup, stored, flags Overrides) (Effective, error) {
 		def := max(pool.DefaultReleaseDelay, e.Pool.Cooldown+time.Minute)
 		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	}
+	if err == nil {
+		err = r.adaptive(&e)
+	}
 	if err != nil {
 		return Effective{}, err
 	}

@@ -95,3 +95,17 @@ func TestEC2BudgetsFromTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestAdaptiveGrowthWindow(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want time.Duration
+		bad  bool
+	}{{"", 0, false}, {"60", time.Minute, false}, {"90s", 90 * time.Second, false}, {"-1", 0, true}, {"soon", 0, true}} {
+		env := func(k string) (string, bool) { return c.text, k == AdaptiveGrowthWindow }
+		e, err := Resolve(env, Overrides{}, Overrides{})
+		if (err != nil) != c.bad || e.Pool.AdaptiveWindow != c.want {
+			t.Errorf("%s=%q: window %s, err %v; want %s, error %v", AdaptiveGrowthWindow, c.text, e.Pool.AdaptiveWindow, err, c.want, c.bad)
+		}
+	}
+}
