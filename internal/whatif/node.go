@@ -18,7 +18,7 @@ import (
 )
 
 // epoch is where every run's virtual clock starts.
-var epoch = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+func epoch() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
 
 // vclock is the virtual clock shared by the runner, the emulator and the host.
 type vclock struct{ t time.Time }
@@ -73,7 +73,7 @@ type node struct {
 // environment at it (runs are sequential), with the state in a temporary
 // directory (in /dev/shm when there is one: fsync there costs nothing).
 func newNode(instanceType string, env map[string]string, latency time.Duration) (*node, error) {
-	c := &vclock{t: epoch}
+	c := &vclock{t: epoch()}
 	sim, err := ec2sim.New(ec2sim.Config{InstanceType: instanceType, Clock: c.Now,
 		SubnetCIDR: netip.MustParsePrefix("100.64.0.0/17")})
 	if err != nil {
@@ -123,7 +123,7 @@ func (n *node) close() {
 func (n *node) pass(growOnly bool) (*reconcile.Report, error) {
 	rep, err := n.runner.Run(context.Background(), reconcile.Options{GrowOnly: growOnly})
 	if err != nil {
-		return rep, fmt.Errorf("reconcile at +%s: %w", n.clock.Now().Sub(epoch), err)
+		return rep, fmt.Errorf("reconcile at +%s: %w", n.clock.Now().Sub(epoch()), err)
 	}
 	return rep, nil
 }

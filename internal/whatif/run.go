@@ -90,9 +90,9 @@ type idleSpan struct {
 	d time.Duration
 }
 
-func (r *runner) now() time.Duration { return r.n.clock.t.Sub(epoch) }
+func (r *runner) now() time.Duration { return r.n.clock.t.Sub(epoch()) }
 
-func (r *runner) setNow(d time.Duration) { r.n.clock.t = epoch.Add(d) }
+func (r *runner) setNow(d time.Duration) { r.n.clock.t = epoch().Add(d) }
 
 func (r *runner) run() error {
 	// The pool at its targets with no pods, as a node starts; not counted.
@@ -152,7 +152,7 @@ func (r *runner) run() error {
 			next = min(next, r.refill)
 		}
 		if due := r.n.host.due(); !due.IsZero() {
-			next = min(next, due.Sub(epoch))
+			next = min(next, due.Sub(epoch()))
 		}
 		if err := r.sample(t, min(next, end), end); err != nil {
 			return err
