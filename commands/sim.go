@@ -26,6 +26,7 @@ func simCommand() *cli.Command {
 			simServeCommand(),
 			simCallsCommand(),
 			simPingCommand(),
+			simWhatifCommand(),
 		},
 	}
 }

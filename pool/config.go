@@ -56,6 +56,9 @@ func (c Config) Validate() error {
 	if c.Cooldown < 0 {
 		errs = append(errs, fmt.Errorf("IP_COOLDOWN_PERIOD: must not be negative, got %s", c.Cooldown))
 	}
+	if c.AdaptiveWindow < 0 {
+		errs = append(errs, fmt.Errorf("ADAPTIVE_GROWTH_WINDOW: must not be negative, got %s", c.AdaptiveWindow))
+	}
 	if c.ReleaseDelay <= c.Cooldown {
 		errs = append(errs, fmt.Errorf("RELEASE_DELAY (%s) must be longer than IP_COOLDOWN_PERIOD (%s), so released addresses have finished cooling",
 			c.ReleaseDelay, c.Cooldown))

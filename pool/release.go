@@ -119,14 +119,16 @@ func (p *policy) tryTake(t *tally, e *eniTally, addrs int, wholePrefix bool) boo
 // spare is what the rule's excess allows to go, in addresses: for the IP
 // targets max(min(free-W, held-MIN), 0); for WARM_PREFIX_TARGET the free
 // addresses beyond its whole prefixes or the one address always kept free.
+// Adaptive growth keeps its look-ahead too, so a batch grown for arrivals
+// still coming is not handed back; at rest the look-ahead is 0.
 // The WARM_ENI_TARGET rule is bounded by need alone.
 func (p *policy) spare(t *tally) int {
 	c := p.in.Config
 	switch p.rule {
 	case ipTargetRule:
-		return max(min(t.free-p.warmIP, t.held()-p.minIP), 0)
+		return max(min(t.free-p.warmIP-p.ahead, t.held()-p.minIP), 0)
 	case prefixTargetRule:
-		return max(t.free-max(c.WarmPrefixTarget*PrefixSize, 1), 0)
+		return max(t.free-max(c.WarmPrefixTarget*PrefixSize, 1)-p.ahead, 0)
 	}
 	return t.free
 }

@@ -27,6 +27,7 @@ type policy struct {
 	perENI  int // slots per ENI
 	maxPods int
 	name    string // Figures.Policy
+	ahead   int    // adaptive growth: pods expected before the next pass (adaptive.go)
 	// singles is the rule growth follows in prefix mode while the subnet
 	// has no free /28 (Now < Snapshot.NoPrefixesUntil); nil otherwise.
 	singles *policy
@@ -36,6 +37,7 @@ func newPolicy(in Input) *policy {
 	c := in.Config
 	p := &policy{in: in, pd: c.PrefixDelegation, warmIP: c.WarmIPTarget, minIP: c.MinIPTarget, unit: 1}
 	p.maxENIs, p.perENI, p.maxPods = PodLimits(in.Limits, c)
+	p.ahead = RecentArrivals(in.Snapshot, in.Now, c.AdaptiveWindow)
 	if p.pd {
 		p.unit = PrefixSize
 	}
@@ -122,11 +124,17 @@ func (p *policy) need(t *tally) demand {
 	case ipTargetRule:
 		w, m := p.warmIP, p.minIP
 		d.short = max(w+p.in.Waiting-t.free, m-t.held(), 0)
+		if d.short > 0 {
+			d.short = max(d.short, w+p.in.Waiting+p.ahead-t.free)
+		}
 		units = ceilDiv(d.short, p.unit)
 	case prefixTargetRule:
 		units = max(p.in.Config.WarmPrefixTarget-t.freePrefixes, 0)
 		// Always keep one address free, and one for each waiting pod.
 		if want := max(p.in.Waiting, 1) - t.free; want > units*PrefixSize {
+			units = ceilDiv(want, PrefixSize)
+		}
+		if want := max(p.in.Waiting, 1) + p.ahead - t.free; units > 0 && want > units*PrefixSize {
 			units = ceilDiv(want, PrefixSize)
 		}
 		d.short = units * PrefixSize

@@ -37,6 +37,9 @@ type Config struct {
 	MaxPods          int           // 0: MaxENIs*(IPv4PerENI-1)+2
 	Cooldown         time.Duration // IP_COOLDOWN_PERIOD
 	ReleaseDelay     time.Duration // excess must last this long before it is released
+	// AdaptiveWindow (ADAPTIVE_GROWTH_WINDOW): when > 0, growth expects as
+	// many pods in the next window as arrived in the last one; 0 is off.
+	AdaptiveWindow time.Duration
 }
 
 // Addr is one pod-usable address.

@@ -44,7 +44,7 @@ const (
 // node's EC2 rate budget.
 var FileKeys = []string{
 	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
-	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate,
+	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -180,6 +180,9 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 		// always outlasts it.
 		def := max(pool.DefaultReleaseDelay, e.Pool.Cooldown+time.Minute)
 		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
+	}
+	if err == nil {
+		err = r.adaptive(&e)
 	}
 	if err != nil {
 		return Effective{}, err

@@ -203,3 +203,15 @@ func TestChangesComparesNormalisedValues(t *testing.T) {
 		t.Errorf("FromEnvironment or the no-last-pass case is wrong")
 	}
 }
+func TestAdaptiveGrowthWindow(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want time.Duration
+		bad  bool
+	}{{"", 0, false}, {"60", time.Minute, false}, {"90s", 90 * time.Second, false}, {"-1", 0, true}, {"soon", 0, true}} {
+		e, err := Resolve(Overrides{}, envIn(map[string]string{AdaptiveGrowthWindow: c.text}))
+		if (err != nil) != c.bad || e.Pool.AdaptiveWindow != c.want {
+			t.Errorf("%s=%q: window %s, err %v; want %s, error %v", AdaptiveGrowthWindow, c.text, e.Pool.AdaptiveWindow, err, c.want, c.bad)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package whatif
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/store"
+)
+
+// epoch is where every run's virtual clock starts.
+func epoch() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
+
+// vclock is the virtual clock shared by the runner, the emulator and the host.
+type vclock struct{ t time.Time }
+
+func (c *vclock) Now() time.Time { return c.t }
+
+// slowHost is a reconcile.Host whose new ENIs become usable latency after
+// they were first seen: EC2's attach and the kernel's hot-plug.
+type slowHost struct {
+	clock   *vclock
+	latency time.Duration
+	seen    map[string]time.Time
+}
+
+func (h *slowHost) SetupENI(e pool.ENI, _ netip.Prefix, _ int) error {
+	first, ok := h.seen[e.ID]
+	if !ok {
+		first = h.clock.Now()
+		h.seen[e.ID] = first
+	}
+	if h.clock.Now().Before(first.Add(h.latency)) {
+		return fmt.Errorf("%s: not attached yet (usable at %s)", e.ID, first.Add(h.latency).Format(time.TimeOnly))
+	}
+	return nil
+}
+
+func (h *slowHost) TeardownENI(pool.ENI, netip.Prefix) error { return nil }
+
+// due is when an ENI seen but not yet usable will be; zero if none.
+func (h *slowHost) due() time.Time {
+	var at time.Time
+	for _, first := range h.seen {
+		if t := first.Add(h.latency); t.After(h.clock.Now()) && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	return at
+}
+
+// node is one emulated node: the emulator, a state dir, the real runner.
+type node struct {
+	clock  *vclock
+	sim    *ec2sim.Sim
+	st     *store.Store
+	runner *reconcile.Runner
+	host   *slowHost
+	dir    string
+	env    map[string]string
+}
+
+// newNode starts an emulator on loopback and points this process's AWS
+// environment at it (runs are sequential), with the state in a temporary
+// directory (in /dev/shm when there is one: fsync there costs nothing).
+func newNode(instanceType string, env map[string]string, latency time.Duration) (*node, error) {
+	c := &vclock{t: epoch()}
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: instanceType, Clock: c.Now,
+		SubnetCIDR: netip.MustParsePrefix("100.64.0.0/17")})
+	if err != nil {
+		return nil, err
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	n := &node{clock: c, sim: sim, env: env, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
+	for _, kv := range sim.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	n.dir, err = os.MkdirTemp(tmpBase(), "vpc-cni-whatif-")
+	if err == nil {
+		n.st, err = store.Open(n.dir, store.Options{})
+	}
+	var cl *cloud.Client
+	if err == nil {
+		cl, err = cloud.New(context.Background(), cloud.Options{MaxBackoff: time.Millisecond, HTTPTimeout: 10 * time.Second})
+	}
+	if err != nil {
+		n.close()
+		return nil, err
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	n.runner = &reconcile.Runner{Store: n.st, Cloud: cl, Host: n.host, Env: lookup, Now: c.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return n, nil
+}
+
+func tmpBase() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		return "/dev/shm"
+	}
+	return ""
+}
+
+func (n *node) close() {
+	_ = n.sim.Close()
+	if n.dir != "" {
+		_ = os.RemoveAll(n.dir)
+	}
+}
+
+// pass runs one reconcile pass at the current virtual time.
+func (n *node) pass(growOnly bool) (*reconcile.Report, error) {
+	rep, err := n.runner.Run(context.Background(), reconcile.Options{GrowOnly: growOnly})
+	if err != nil {
+		return rep, fmt.Errorf("reconcile at +%s: %w", n.clock.Now().Sub(epoch()), err)
+	}
+	return rep, nil
+}
+
+// take gives key an address as the plugin's ADD does; ok false if none is
+// free. low reports that the pool is under its free target afterwards.
+func (n *node) take(key string) (ok, low bool, err error) {
+	now := n.clock.Now()
+	err = n.st.Update(func(tx *store.Tx) error {
+		s, err := tx.Settings()
+		if err != nil {
+			return err
+		}
+		node, _, err := tx.Node()
+		if err != nil {
+			return err
+		}
+		_, terr := tx.Take(store.Assignment{Key: key}, now, s.Effective.Cooldown)
+		if terr != nil {
+			if isNoFree(terr) {
+				return nil
+			}
+			return terr
+		}
+		ok = true
+		enough, err := tx.AvailableAtLeast(pool.FreeTarget(node.Limits, s.Effective), now, s.Effective.Cooldown)
+		low = !enough
+		return err
+	})
+	return ok, low, err
+}
+
+// wait registers key as a waiting ADD (or drops it).
+func (n *node) wait(key string, on bool) error {
+	now := n.clock.Now()
+	return n.st.Update(func(tx *store.Tx) error {
+		if on {
+			return tx.PutWaiter(key, now.Add(time.Hour), now)
+		}
+		return tx.DeleteWaiter(key)
+	})
+}
+
+func (n *node) give(key string) error {
+	return n.st.Update(func(tx *store.Tx) error { _, _, err := tx.Give(key, n.clock.Now()); return err })
+}
+
+// idle is the addresses the node holds that no pod uses, and its ENIs.
+func (n *node) idle() (idle, enis int, err error) {
+	var snap pool.Snapshot
+	err = n.st.View(func(tx *store.Tx) (err error) { snap, err = tx.Snapshot(); return err })
+	if isUninit(err) {
+		return 0, 0, nil
+	}
+	for _, e := range snap.ENIs {
+		for _, b := range e.Blocks {
+			if b.Releasing {
+				continue
+			}
+			for _, a := range b.Addrs {
+				if a.State != pool.Assigned {
+					idle++
+				}
+			}
+		}
+	}
+	return idle, len(snap.ENIs), err
+}

@@ -1,0 +1,324 @@
+package whatif
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"vpc-cni/store"
+)
+
+// Setting is one point of the grid: the node's knobs (settings' names) and
+// the timer's interval.
+type Setting struct {
+	Env      map[string]string
+	Interval time.Duration
+}
+
+// Label names the setting's knobs in a stable order, e.g. "WARM_IP_TARGET=1 timer=30s".
+func (s Setting) Label() string {
+	var parts []string
+	for k, v := range s.Env {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(append(parts, "timer="+s.Interval.String()), " ")
+}
+
+// Options shape a run.
+type Options struct {
+	InstanceType string
+	ENILatency   time.Duration // a new ENI's addresses are usable this long after its pass
+	RefillDelay  time.Duration // an ADD that leaves the pool low starts a pass this much later
+}
+
+// Result is what one setting cost on one workload.
+type Result struct {
+	Setting    Setting
+	Calls      map[string]int // mutating EC2 calls, by action (the emulator's count)
+	Mutating   int
+	Describes  int
+	Passes     int
+	MeanIdle   float64       // time-weighted, while the workload runs
+	P95Idle    int           // time-weighted
+	RestIdle   int           // idle once at rest after the workload
+	Empty      int           // pods that found the pool empty
+	MeanWait   time.Duration // of those pods, until they had an address
+	MaxWait    time.Duration
+	ENIs       int // most ENIs the node held
+	Throttled  int // calls the account's buckets would have refused
+	Unserved   int // pods still without an address at the end (should be 0)
+	Adaptive   bool
+	WorkloadID string
+}
+
+// Run replays w on a fresh node with setting s.
+func Run(w Workload, s Setting, o Options) (Result, error) {
+	n, err := newNode(o.InstanceType, s.Env, o.ENILatency)
+	if err != nil {
+		return Result{}, err
+	}
+	defer n.close()
+	r := &runner{n: n, w: w, s: s, o: o, acct: NewAccount(), res: Result{Setting: s, WorkloadID: w.Name},
+		arrived: map[string]time.Duration{}}
+	_, r.res.Adaptive = s.Env["ADAPTIVE_GROWTH_WINDOW"]
+	if err := r.run(); err != nil {
+		return r.res, fmt.Errorf("%s: %w", s.Label(), err)
+	}
+	return r.res, nil
+}
+
+type runner struct {
+	n       *node
+	w       Workload
+	s       Setting
+	o       Options
+	acct    *Account
+	res     Result
+	waiting []string
+	arrived map[string]time.Duration
+	refill  time.Duration // when a refill pass is due; <0 none
+	idle    []idleSpan
+	waits   []time.Duration
+}
+
+type idleSpan struct {
+	v int
+	d time.Duration
+}
+
+func (r *runner) now() time.Duration { return r.n.clock.t.Sub(epoch()) }
+
+func (r *runner) setNow(d time.Duration) { r.n.clock.t = epoch().Add(d) }
+
+func (r *runner) run() error {
+	// The pool at its targets with no pods, as a node starts; not counted.
+	for range 5 {
+		rep, err := r.n.pass(false)
+		if err != nil {
+			return err
+		}
+		if rep.Plan.Empty() && len(rep.Failed) == 0 && r.n.host.due().IsZero() {
+			break
+		}
+		r.setNow(r.now() + r.o.ENILatency)
+	}
+	r.n.sim.ResetCounters()
+	r.setNow(0)
+	r.refill = -1
+	end := r.w.End()
+	rest := end + r.restTime()
+	arrivals, leaves := r.w.Pods, slices.Clone(r.w.Pods)
+	slices.SortStableFunc(leaves, func(a, b Pod) int { return int(a.Leave - b.Leave) })
+	leaves = slices.DeleteFunc(leaves, func(p Pod) bool { return p.Leave == 0 })
+	timer := r.s.Interval
+	for t := time.Duration(0); t <= rest; {
+		r.setNow(t)
+		var arriving []Pod
+		for len(leaves) > 0 && leaves[0].Leave <= t {
+			if err := r.leave(leaves[0].Key); err != nil {
+				return err
+			}
+			leaves = leaves[1:]
+		}
+		for len(arrivals) > 0 && arrivals[0].At <= t {
+			arriving, arrivals = append(arriving, arrivals[0]), arrivals[1:]
+		}
+		if err := r.add(arriving); err != nil {
+			return err
+		}
+		if t >= timer || t == r.refill || r.enisDue() {
+			if t >= timer {
+				timer += r.s.Interval
+			}
+			if t == r.refill {
+				r.refill = -1
+			}
+			if err := r.pass(false); err != nil {
+				return err
+			}
+		}
+		next := min(timer, rest+1)
+		if len(arrivals) > 0 {
+			next = min(next, arrivals[0].At)
+		}
+		if len(leaves) > 0 {
+			next = min(next, leaves[0].Leave)
+		}
+		if r.refill >= 0 {
+			next = min(next, r.refill)
+		}
+		if due := r.n.host.due(); !due.IsZero() {
+			next = min(next, due.Sub(epoch()))
+		}
+		if err := r.sample(t, min(next, end), end); err != nil {
+			return err
+		}
+		t = max(next, t+time.Millisecond)
+	}
+	return r.finish()
+}
+
+// restTime is how long after the workload the run goes on, so the pool has
+// time to give its excess back: the release delay, a window, and passes.
+func (r *runner) restTime() time.Duration {
+	return 5*time.Minute + 4*r.s.Interval + 2*parseDur(r.s.Env["ADAPTIVE_GROWTH_WINDOW"]) +
+		parseDur(r.s.Env["RELEASE_DELAY"])
+}
+
+func parseDur(s string) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d
+	}
+	var n int
+	if _, err := fmt.Sscan(s, &n); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	return 0
+}
+
+func (r *runner) enisDue() bool {
+	due := r.n.host.due()
+	return !due.IsZero() && !due.After(r.n.clock.t)
+}
+
+// add is the plugin's ADD for pods arriving together: each takes an address;
+// those that find none register as waiting and one grow-only pass serves them.
+func (r *runner) add(pods []Pod) error {
+	var empty []string
+	for _, p := range pods {
+		r.arrived[p.Key] = r.now()
+		ok, low, err := r.n.take(p.Key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			empty = append(empty, p.Key)
+			continue
+		}
+		if low && r.refill < 0 {
+			r.refill = r.now() + r.o.RefillDelay
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	r.res.Empty += len(empty)
+	for _, k := range empty {
+		if err := r.n.wait(k, true); err != nil {
+			return err
+		}
+	}
+	r.waiting = append(r.waiting, empty...)
+	return r.pass(true)
+}
+
+func (r *runner) leave(key string) error {
+	if i := slices.Index(r.waiting, key); i >= 0 {
+		r.waiting = slices.Delete(r.waiting, i, i+1)
+		return r.n.wait(key, false)
+	}
+	return r.n.give(key)
+}
+
+// pass runs a pass, counts its calls against the account, and retries the
+// waiting pods (kubelet retries their ADD).
+func (r *runner) pass(growOnly bool) error {
+	rep, err := r.n.pass(growOnly)
+	if err != nil {
+		return err
+	}
+	r.res.Passes++
+	for _, c := range rep.Calls {
+		if !r.acct.Take(c, r.n.clock.t) {
+			r.res.Throttled++
+		}
+	}
+	var still []string
+	for _, k := range r.waiting {
+		ok, _, err := r.n.take(k)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			still = append(still, k)
+			continue
+		}
+		r.waits = append(r.waits, r.now()-r.arrived[k])
+		if err := r.n.wait(k, false); err != nil {
+			return err
+		}
+	}
+	r.waiting = still
+	return nil
+}
+
+// sample records the idle addresses from t until next (within the workload).
+func (r *runner) sample(t, next, end time.Duration) error {
+	idle, enis, err := r.n.idle()
+	if err != nil {
+		return err
+	}
+	r.res.ENIs = max(r.res.ENIs, enis)
+	if t < end && next > t {
+		r.idle = append(r.idle, idleSpan{idle, next - t})
+	}
+	r.res.RestIdle = idle
+	return nil
+}
+
+func (r *runner) finish() error {
+	r.res.Calls = map[string]int{}
+	for k, v := range r.n.sim.Counters() {
+		if Mutating(k) {
+			r.res.Calls[k] = v
+			r.res.Mutating += v
+		} else if strings.HasPrefix(k, "Describe") {
+			r.res.Describes += v
+		}
+	}
+	r.res.MeanIdle, r.res.P95Idle = weighted(r.idle)
+	r.res.Unserved = len(r.waiting)
+	for _, w := range r.waits {
+		r.res.MeanWait += w
+		r.res.MaxWait = max(r.res.MaxWait, w)
+	}
+	if len(r.waits) > 0 {
+		r.res.MeanWait /= time.Duration(len(r.waits))
+	}
+	if r.res.Unserved > 0 {
+		return errors.New("pods left without an address at the end of the run")
+	}
+	return nil
+}
+
+// weighted is the time-weighted mean and 95th percentile of the spans.
+func weighted(spans []idleSpan) (float64, int) {
+	var total time.Duration
+	var sum float64
+	for _, s := range spans {
+		total += s.d
+		sum += float64(s.v) * s.d.Seconds()
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	sorted := slices.Clone(spans)
+	slices.SortFunc(sorted, func(a, b idleSpan) int { return a.v - b.v })
+	var acc time.Duration
+	p95 := sorted[len(sorted)-1].v
+	for _, s := range sorted {
+		acc += s.d
+		if acc >= total*95/100 {
+			p95 = s.v
+			break
+		}
+	}
+	return sum / total.Seconds(), p95
+}
+
+func isNoFree(err error) bool { return errors.Is(err, store.ErrNoFreeAddress) }
+func isUninit(err error) bool { return errors.Is(err, store.ErrNotInitialized) }
