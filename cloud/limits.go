@@ -21,7 +21,7 @@ type InstanceTypeInfo struct {
 	NetworkCards     int
 	Hypervisor       string
 	BareMetal        bool
-	PrefixDelegation bool // nitro or bare metal: /28 prefixes are possible
+	PrefixDelegation bool // PrefixCapable(Hypervisor)
 }
 
 // InstanceLimits reads the instance type's networking limits. They never
@@ -65,8 +65,15 @@ func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {
 			info.MaxENIsCard0 = min(info.MaxENIs, int(*card.MaximumNetworkInterfaces))
 		}
 	}
-	info.PrefixDelegation = info.Hypervisor == string(types.InstanceTypeHypervisorNitro) || info.BareMetal
+	info.PrefixDelegation = PrefixCapable(info.Hypervisor)
 	return info
+}
+
+// PrefixCapable says whether an instance of this hypervisor can hold /28
+// prefixes: Nitro can, and so can bare metal, whose hypervisor EC2 leaves
+// empty; Xen cannot. The reference decides the same way.
+func PrefixCapable(hypervisor string) bool {
+	return hypervisor == string(types.InstanceTypeHypervisorNitro) || hypervisor == ""
 }
 
 // Subnet is what DescribeSubnets says about one subnet.

@@ -19,6 +19,15 @@ const (
 	MainTable   = unix.RT_TABLE_MAIN
 )
 
+// RouteTable is the route table of the ENI at deviceIndex: 0 (main) for the
+// primary ENI, device index + 1 for a secondary one, as the reference numbers them.
+func RouteTable(deviceIndex int) int {
+	if deviceIndex <= 0 {
+		return 0
+	}
+	return deviceIndex + 1
+}
+
 // PodGateway is the link-local next hop every pod routes through; a permanent
 // neighbour entry maps it to the host veth's MAC, so the host side needs no
 // address and no proxy ARP.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
+
+	"vpc-cni/store"
 )
 
 // Name is the plugin's type in a conflist.
@@ -18,9 +20,8 @@ const Name = "vpc-cni"
 
 // Defaults for the conflist keys.
 const (
-	DefaultStateDir = "/var/lib/vpc-cni"
-	DefaultLogFile  = "/var/log/vpc-cni/plugin.log"
-	DefaultMTU      = 9001
+	DefaultLogFile = "/var/log/vpc-cni/plugin.log"
+	DefaultMTU     = 9001
 )
 
 // Timeouts bound every invocation: containerd's CNI calls hold its lock and
@@ -120,7 +121,7 @@ func (c *Config) applyDefaults() error {
 		return invalid("mtu %d: must be 576..9001", c.MTU)
 	}
 	if c.StateDir == "" {
-		c.StateDir = DefaultStateDir
+		c.StateDir = store.DefaultDir
 	}
 	if c.LogFile == "" {
 		c.LogFile = DefaultLogFile

@@ -70,7 +70,7 @@ func (c *call) end() {
 }
 
 // key names the assignment: one address per container and interface.
-func (c *call) key() string { return c.args.ContainerID + "/" + c.args.IfName }
+func (c *call) key() string { return store.AssignmentKey(c.args.ContainerID, c.args.IfName) }
 
 // hostVeth is the reference's name, so operators' knowledge carries over.
 func (c *call) hostVeth() string {
@@ -155,7 +155,7 @@ func (c *call) now() time.Time { return time.Now() }
 // the plugin runs with kubelet's environment, not the operator's.
 func effectiveCooldown(s store.Settings) time.Duration {
 	if s.UpdatedAt.IsZero() {
-		return 30 * time.Second
+		return pool.DefaultCooldown
 	}
 	return s.Effective.Cooldown
 }

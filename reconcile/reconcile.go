@@ -163,7 +163,7 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 			return node, cfg, err
 		}
 	}
-	if cfg.Pool.PrefixDelegation && !prefixCapable(node) {
+	if cfg.Pool.PrefixDelegation && !cloud.PrefixCapable(node.Hypervisor) {
 		cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
 		rep.Config = cfg
 		rep.Findings = append(rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
@@ -172,10 +172,6 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 	}
 	return node, cfg, nil
 }
-
-// prefixCapable: /28 prefixes need a Nitro instance or bare metal (whose
-// hypervisor EC2 reports as empty).
-func prefixCapable(n store.Node) bool { return n.Hypervisor == "nitro" || n.Hypervisor == "" }
 
 // learnNode reads identity from IMDS and limits from DescribeInstanceTypes,
 // once: they never change for an instance.
