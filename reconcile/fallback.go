@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -20,10 +19,7 @@ const prefixFallback = 10 * time.Minute
 
 // noFreePrefix reports EC2's refusal to delegate a prefix because the subnet
 // has no free aligned /28, though it may still have single addresses.
-func noFreePrefix(err error) bool {
-	var ce *cloud.Error
-	return errors.As(err, &ce) && ce.Code == "InsufficientCidrBlocks"
-}
+func noFreePrefix(err error) bool { return cloud.IsKind(err, cloud.KindNoFreePrefix) }
 
 func isGrowth(k pool.ActionKind) bool { return k == pool.CreateENI || k == pool.Assign }
 
