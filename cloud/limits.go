@@ -41,12 +41,12 @@ func (c *Client) InstanceLimits(ctx context.Context, instanceType string) (pool.
 			Msg: fmt.Sprintf("EC2 does not know instance type %q", instanceType)}
 	}
 	info := typeInfo(out.InstanceTypes[0])
-	if info.MaxENIsCard0 < 1 || info.IPv4PerENI < 1 {
+	lim := pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}
+	if err := lim.Validate(); err != nil {
 		return pool.Limits{}, info, &Error{Op: "ec2:" + action, Kind: KindOther,
-			Msg: fmt.Sprintf("instance type %q has no usable ENI limits (%d ENIs, %d IPv4 per ENI)",
-				instanceType, info.MaxENIsCard0, info.IPv4PerENI)}
+			Msg: fmt.Sprintf("instance type %q has no usable ENI limits: %v", instanceType, err)}
 	}
-	return pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}, info, nil
+	return lim, info, nil
 }
 
 func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {

@@ -39,15 +39,7 @@ func (e ENIHost) validate() error {
 // gateway is the VPC router's address in the subnet: its base + 1.
 func (e ENIHost) gateway() netip.Addr { return e.SubnetCIDR.Masked().Addr().Next() }
 
-// LinkByMAC finds the node link with this MAC, or returns ErrLinkNotReady.
-func LinkByMAC(mac string) (link netlink.Link, err error) {
-	err = withHost(func(h *netlink.Handle) error {
-		link, err = linkByMAC(h, mac)
-		return err
-	})
-	return link, err
-}
-
+// linkByMAC finds the node link with this MAC, or returns ErrLinkNotReady.
 func linkByMAC(h *netlink.Handle, mac string) (netlink.Link, error) {
 	want, err := net.ParseMAC(mac)
 	if err != nil {
