@@ -59,8 +59,8 @@ func linkByMAC(h *netlink.Handle, mac string) (netlink.Link, error) {
 	return nil, fmt.Errorf("ENI %s: %w", mac, ErrLinkNotReady)
 }
 
-// SetupENI prepares the node side of a secondary ENI (DESIGN §7, the
-// reference's setupENINetwork): MTU, up, the primary IP as its only global
+// SetupENI prepares the node side of a secondary ENI, as the reference's
+// setupENINetwork does: MTU, up, the primary IP as its only global
 // IPv4 address, table Table with the subnet gateway and a default route, no
 // subnet route in main, and rule `from PrimaryIP lookup Table` prio 32765.
 // Idempotent.

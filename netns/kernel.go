@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Rule priorities and the pod gateway: contract, as the reference (DESIGN §7).
+// Rule priorities and the main table: the reference uses the same numbers, and
+// operators' tools and the reference's own clean-up look for them.
 const (
 	PrioToPod   = 512   // to <pod IP> lookup main
 	PrioFromPod = 1536  // from <pod IP> lookup <ENI table>
