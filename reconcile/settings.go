@@ -3,20 +3,9 @@ package reconcile
 import (
 	"time"
 
-	"vpc-cni/cloud"
-	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
-
-func nodeFrom(id cloud.Identity, limits pool.Limits, info cloud.InstanceTypeInfo, now time.Time) store.Node {
-	return store.Node{
-		InstanceID: id.InstanceID, InstanceType: id.InstanceType, Region: id.Region, AZ: id.AZ,
-		VPCID: id.VPCID, VPCCIDRs: id.VPCCIDRs, SubnetID: id.SubnetID, SubnetCIDR: id.SubnetCIDR,
-		PrimaryENI: id.PrimaryENI, PrimaryMAC: id.PrimaryMAC, PrimaryIP: id.PrimaryIP,
-		SecurityGroups: id.SecurityGroups, Limits: limits, Hypervisor: info.Hypervisor, LearnedAt: now,
-	}
-}
 
 // OverridesOf converts the persisted overrides to the settings form.
 func OverridesOf(s store.Settings) settings.Overrides {
