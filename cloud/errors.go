@@ -25,15 +25,40 @@ const (
 	KindNoCredentials             // no usable AWS credentials
 	KindUnreachable               // the EC2 or IMDS endpoint did not answer
 	KindTimeout                   // the caller's deadline passed (or it was cancelled)
+	KindNoFreePrefix              // the subnet has addresses but no free aligned /28: grow single addresses
+	KindInUse                     // the resource is still in use (an ENI still detaching): try again shortly
 )
 
 func (k Kind) String() string {
 	names := [...]string{"other", "subnet-full", "limit", "throttled", "not-found",
-		"unauthorized", "no-credentials", "unreachable", "timeout"}
+		"unauthorized", "no-credentials", "unreachable", "timeout", "no-free-prefix", "in-use"}
 	if k < 0 || int(k) >= len(names) {
 		return fmt.Sprintf("kind(%d)", int(k))
 	}
 	return names[k]
+}
+
+// StopsPass says whether a failure of this kind makes the rest of a pass's
+// calls pointless: EC2 would refuse them too (no room in the subnet, no
+// rights), or they would add to a throttle or wait on an endpoint that did
+// not answer.
+func (k Kind) StopsPass() bool {
+	switch k {
+	case KindThrottled, KindSubnetFull, KindNoFreePrefix, KindUnauthorized, KindNoCredentials,
+		KindUnreachable, KindTimeout:
+		return true
+	}
+	return false
+}
+
+// Refused says whether EC2 certainly did not carry out a call that failed
+// with this kind: it answered with a refusal, so the call changed nothing.
+func (k Kind) Refused() bool {
+	switch k {
+	case KindSubnetFull, KindNoFreePrefix, KindLimit, KindUnauthorized, KindNoCredentials:
+		return true
+	}
+	return false
 }
 
 // Error is a classified cloud failure. Error() is one line: what failed and
@@ -90,8 +115,10 @@ func classify(err error) (Kind, string) {
 // classifyCode maps an EC2 error code (switches, not maps: no init-time work).
 func classifyCode(code, msg string, status int) Kind {
 	switch code {
-	case "InsufficientFreeAddressesInSubnet", "InsufficientCidrBlocks":
+	case "InsufficientFreeAddressesInSubnet":
 		return KindSubnetFull
+	case "InsufficientCidrBlocks":
+		return KindNoFreePrefix
 	case "PrivateIpAddressLimitExceeded", "AttachmentLimitExceeded":
 		return KindLimit
 	case "UnauthorizedOperation", "AccessDenied", "AccessDeniedException":
@@ -106,6 +133,8 @@ func classifyCode(code, msg string, status int) Kind {
 		return KindThrottled
 	case strings.HasSuffix(code, ".NotFound"):
 		return KindNotFound
+	case strings.HasSuffix(code, ".InUse"):
+		return KindInUse
 	}
 	return KindOther
 }

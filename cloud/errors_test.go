@@ -34,7 +34,8 @@ func TestClassifyEC2Codes(t *testing.T) {
 		want      Kind
 	}{
 		{"InsufficientFreeAddressesInSubnet", "The specified subnet does not have enough free addresses", 400, KindSubnetFull},
-		{"InsufficientCidrBlocks", "no free cidr blocks", 400, KindSubnetFull},
+		{"InsufficientCidrBlocks", "no free cidr blocks", 400, KindNoFreePrefix},
+		{"InvalidNetworkInterface.InUse", "Interface: [eni-1] in use.", 400, KindInUse},
 		{"InvalidParameterValue", "There aren't sufficient free Ipv4 addresses or prefixes", 400, KindSubnetFull},
 		{"InvalidParameterValue", "Device index 1 is in use", 400, KindOther},
 		{"PrivateIpAddressLimitExceeded", "Number of private addresses will exceed limit.", 400, KindLimit},
@@ -119,6 +120,18 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		}
 		if strings.Contains(msg, "\n") {
 			t.Errorf("message spans lines: %q", msg)
+		}
+	}
+}
+
+// TestKindsThatStopAPass: a pass stops on what would fail again at once, and
+// goes on after a failure of one ENI (a limit, a missing or busy resource).
+func TestKindsThatStopAPass(t *testing.T) {
+	stop := map[Kind]bool{KindThrottled: true, KindSubnetFull: true, KindNoFreePrefix: true, KindUnauthorized: true,
+		KindNoCredentials: true, KindUnreachable: true, KindTimeout: true}
+	for k := KindOther; k <= KindInUse; k++ {
+		if k.StopsPass() != stop[k] {
+			t.Errorf("%v.StopsPass() = %v, want %v", k, k.StopsPass(), stop[k])
 		}
 	}
 }

@@ -56,7 +56,7 @@ func TestSubnetExhaustion(t *testing.T) {
 	_, err = c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID, Count: 5})
 	wantKind(t, err, KindSubnetFull, "ec2:CreateNetworkInterface")
 	_, err = c.AssignAddresses(ctx, st.ENIs[0].ID, 1, true)
-	wantKind(t, err, KindSubnetFull)
+	wantKind(t, err, KindNoFreePrefix, "/28")
 	// The code EC2 also uses for it (amazon-vpc-cni-k8s#3105), told apart by message.
 	sim.FailNext("CreateNetworkInterface", "InvalidParameterValue: There aren't sufficient free Ipv4 addresses or prefixes", 1)
 	_, err = c.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: st.InstanceID, Count: 1, Prefixes: true})

@@ -21,7 +21,7 @@ type InstanceTypeInfo struct {
 	NetworkCards     int
 	Hypervisor       string
 	BareMetal        bool
-	PrefixDelegation bool // nitro or bare metal: /28 prefixes are possible
+	PrefixDelegation bool // PrefixCapable(Hypervisor)
 }
 
 // InstanceLimits reads the instance type's networking limits. They never
@@ -41,12 +41,12 @@ func (c *Client) InstanceLimits(ctx context.Context, instanceType string) (pool.
 			Msg: fmt.Sprintf("EC2 does not know instance type %q", instanceType)}
 	}
 	info := typeInfo(out.InstanceTypes[0])
-	if info.MaxENIsCard0 < 1 || info.IPv4PerENI < 1 {
+	lim := pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}
+	if err := lim.Validate(); err != nil {
 		return pool.Limits{}, info, &Error{Op: "ec2:" + action, Kind: KindOther,
-			Msg: fmt.Sprintf("instance type %q has no usable ENI limits (%d ENIs, %d IPv4 per ENI)",
-				instanceType, info.MaxENIsCard0, info.IPv4PerENI)}
+			Msg: fmt.Sprintf("instance type %q has no usable ENI limits: %v", instanceType, err)}
 	}
-	return pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}, info, nil
+	return lim, info, nil
 }
 
 func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {
@@ -65,8 +65,15 @@ func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {
 			info.MaxENIsCard0 = min(info.MaxENIs, int(*card.MaximumNetworkInterfaces))
 		}
 	}
-	info.PrefixDelegation = info.Hypervisor == string(types.InstanceTypeHypervisorNitro) || info.BareMetal
+	info.PrefixDelegation = PrefixCapable(info.Hypervisor)
 	return info
+}
+
+// PrefixCapable says whether an instance of this hypervisor can hold /28
+// prefixes: Nitro can, and so can bare metal, whose hypervisor EC2 leaves
+// empty; Xen cannot. The reference decides the same way.
+func PrefixCapable(hypervisor string) bool {
+	return hypervisor == string(types.InstanceTypeHypervisorNitro) || hypervisor == ""
 }
 
 // Subnet is what DescribeSubnets says about one subnet.

@@ -30,10 +30,9 @@ func ec2Error(action, endpoint string, err error) error {
 func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 	detail := apiDetail(err)
 	switch kind {
+	case KindNoFreePrefix:
+		return fmt.Sprintf("no free aligned /28 in the subnet (%s); growing with single addresses for a while; a subnet CIDR reservation for prefixes avoids this", detail)
 	case KindSubnetFull:
-		if code == "InsufficientCidrBlocks" {
-			return fmt.Sprintf("no free aligned /28 in the subnet (%s); growing with single addresses for a while; a subnet CIDR reservation for prefixes avoids this", detail)
-		}
 		return fmt.Sprintf("subnet out of free addresses (%s); back off growth, add a subnet or free addresses in it", detail)
 	case KindLimit:
 		return fmt.Sprintf("instance-type limit reached (%s); re-read the node's ENIs from EC2", detail)
@@ -41,6 +40,8 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 		return fmt.Sprintf("throttled by EC2 after %d attempt(s) (%s); back off and retry later", attempts(err), detail)
 	case KindNotFound:
 		return fmt.Sprintf("not found (%s)", detail)
+	case KindInUse:
+		return fmt.Sprintf("still in use (%s)", detail)
 	case KindUnauthorized:
 		return fmt.Sprintf("not authorized to call ec2:%s (%s); allow IAM action ec2:%s for the node's role or credentials",
 			action, code, action)

@@ -9,10 +9,9 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
-)
 
-// DefaultStateDir is where the node state lives unless told otherwise.
-const DefaultStateDir = "/var/lib/vpc-cni"
+	"vpc-cni/store"
+)
 
 // Run runs the admin CLI and returns the process exit code.
 func Run(args []string) int {
@@ -82,7 +81,7 @@ Examples:
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
-			Name: "state-dir", Value: DefaultStateDir, EnvVars: []string{"VPC_CNI_STATE_DIR"},
+			Name: "state-dir", Value: store.DefaultDir, EnvVars: []string{"VPC_CNI_STATE_DIR"},
 			Usage: "directory of the node state (state.db) and the reconcile lock",
 		},
 		configFlag(),

@@ -48,7 +48,7 @@ func is32(n *net.IPNet, a netip.Addr) bool {
 	return ones == 32 && n.IP.Equal(ipOf(a))
 }
 
-// assertWiring checks DESIGN §7's routed-ENI wiring of p holding ip; table
+// assertWiring checks the routed-ENI wiring (netns's package doc) of p holding ip; table
 // is 0 for the primary ENI, else the secondary ENI's device index + 1.
 func (w *world) assertWiring(p *pod, ip netip.Addr, table int) {
 	w.tb.Helper()

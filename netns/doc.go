@@ -1,6 +1,11 @@
-// Package netns wires pods and secondary ENIs into the kernel with netlink:
-// the routed-ENI layout of DESIGN §7, shared with the reference plugin so that
-// operators' knowledge carries over.
+// Package netns wires pods and secondary ENIs into the kernel with netlink,
+// in the reference plugin's routed-ENI layout so that operators' knowledge
+// carries over: a pod reaches the node through a veth pair and the link-local
+// gateway PodGateway; the node reaches the pod by a /32 route in main and the
+// rule `to <pod IP> lookup main`. A pod of the primary ENI leaves by main; a
+// pod of a secondary ENI by the rule `from <pod IP> lookup <ENI table>`, a
+// table that holds the subnet gateway and a default route through that ENI
+// (RouteTable numbers the tables).
 //
 // Every function acts on the network namespace of the calling OS thread (the
 // node's namespace) and reaches a pod's namespace through a netlink handle

@@ -39,15 +39,7 @@ func (e ENIHost) validate() error {
 // gateway is the VPC router's address in the subnet: its base + 1.
 func (e ENIHost) gateway() netip.Addr { return e.SubnetCIDR.Masked().Addr().Next() }
 
-// LinkByMAC finds the node link with this MAC, or returns ErrLinkNotReady.
-func LinkByMAC(mac string) (link netlink.Link, err error) {
-	err = withHost(func(h *netlink.Handle) error {
-		link, err = linkByMAC(h, mac)
-		return err
-	})
-	return link, err
-}
-
+// linkByMAC finds the node link with this MAC, or returns ErrLinkNotReady.
 func linkByMAC(h *netlink.Handle, mac string) (netlink.Link, error) {
 	want, err := net.ParseMAC(mac)
 	if err != nil {
@@ -67,8 +59,8 @@ func linkByMAC(h *netlink.Handle, mac string) (netlink.Link, error) {
 	return nil, fmt.Errorf("ENI %s: %w", mac, ErrLinkNotReady)
 }
 
-// SetupENI prepares the node side of a secondary ENI (DESIGN §7, the
-// reference's setupENINetwork): MTU, up, the primary IP as its only global
+// SetupENI prepares the node side of a secondary ENI, as the reference's
+// setupENINetwork does: MTU, up, the primary IP as its only global
 // IPv4 address, table Table with the subnet gateway and a default route, no
 // subnet route in main, and rule `from PrimaryIP lookup Table` prio 32765.
 // Idempotent.

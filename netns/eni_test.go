@@ -67,9 +67,18 @@ func TestSetupENI(t *testing.T) {
 	}
 }
 
+// hostLinkByMAC is linkByMAC in the calling thread's namespace.
+func hostLinkByMAC(mac string) (link netlink.Link, err error) {
+	err = withHost(func(h *netlink.Handle) error {
+		link, err = linkByMAC(h, mac)
+		return err
+	})
+	return link, err
+}
+
 // eniProblems checks the node side of e from inside the node netns.
 func eniProblems(t *testing.T, e ENIHost) error {
-	link, err := LinkByMAC(strings.ToUpper(e.MAC))
+	link, err := hostLinkByMAC(strings.ToUpper(e.MAC))
 	if err != nil {
 		return err
 	}
@@ -193,13 +202,13 @@ func TestLinkByMAC(t *testing.T) {
 	node := newNode(t)
 	attachENI(t, node, testENI, nil)
 	inNS(t, node, func() error {
-		if l, err := LinkByMAC(strings.ToUpper(testENI.MAC)); err != nil || l.Attrs().Name != "ens6" {
-			t.Errorf("LinkByMAC(%s) = %v, %v; want ens6", testENI.MAC, l, err)
+		if l, err := hostLinkByMAC(strings.ToUpper(testENI.MAC)); err != nil || l.Attrs().Name != "ens6" {
+			t.Errorf("linkByMAC(%s) = %v, %v; want ens6", testENI.MAC, l, err)
 		}
-		if _, err := LinkByMAC("02:42:ac:11:00:04"); !errors.Is(err, ErrLinkNotReady) {
+		if _, err := hostLinkByMAC("02:42:ac:11:00:04"); !errors.Is(err, ErrLinkNotReady) {
 			t.Errorf("LinkByMAC of an absent MAC: %v, want ErrLinkNotReady", err)
 		}
-		if _, err := LinkByMAC("not-a-mac"); err == nil || errors.Is(err, ErrLinkNotReady) {
+		if _, err := hostLinkByMAC("not-a-mac"); err == nil || errors.Is(err, ErrLinkNotReady) {
 			t.Errorf("LinkByMAC of a malformed MAC: %v, want a parse error", err)
 		}
 		if err := SetupENI(ENIHost{MAC: "02:42:ac:11:00:04", PrimaryIP: testENI.PrimaryIP,

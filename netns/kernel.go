@@ -11,13 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Rule priorities and the pod gateway: contract, as the reference (DESIGN §7).
+// Rule priorities and the main table: the reference uses the same numbers, and
+// operators' tools and the reference's own clean-up look for them.
 const (
 	PrioToPod   = 512   // to <pod IP> lookup main
 	PrioFromPod = 1536  // from <pod IP> lookup <ENI table>
 	PrioFromENI = 32765 // from <ENI primary IP> lookup <ENI table>
 	MainTable   = unix.RT_TABLE_MAIN
 )
+
+// RouteTable is the route table of the ENI at deviceIndex: 0 (main) for the
+// primary ENI, device index + 1 for a secondary one, as the reference numbers them.
+func RouteTable(deviceIndex int) int {
+	if deviceIndex <= 0 {
+		return 0
+	}
+	return deviceIndex + 1
+}
 
 // PodGateway is the link-local next hop every pod routes through; a permanent
 // neighbour entry maps it to the host veth's MAC, so the host side needs no

@@ -50,9 +50,10 @@ func (p Pod) validate() error {
 	return nil
 }
 
-// SetupPod wires p (DESIGN §7). It is idempotent the way the reference is: a
-// host veth already named p.HostVeth is deleted with its pod end and the pair
-// made afresh, and routes, neighbour and rules are replaced, not duplicated.
+// SetupPod wires p in the routed-ENI layout (see the package doc). It is
+// idempotent the way the reference is: a host veth already named p.HostVeth
+// is deleted with its pod end and the pair made afresh, and routes,
+// neighbour and rules are replaced, not duplicated.
 // On failure it removes what it made.
 func SetupPod(p Pod) (w Wired, err error) {
 	if err := p.validate(); err != nil {

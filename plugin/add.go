@@ -151,12 +151,8 @@ func (c *call) giveBack(a store.Assignment) {
 }
 
 func (c *call) podWiring(a store.Assignment) netns.Pod {
-	table := 0
-	if a.DeviceIndex > 0 {
-		table = a.DeviceIndex + 1
-	}
 	return netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
-		MTU: c.cfg.MTU, IP: a.IP, Table: table}
+		MTU: c.cfg.MTU, IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
 }
 
 func (c *call) print(r types.Result) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/version"
 
 	"vpc-cni/settings"
+	"vpc-cni/store"
 )
 
 // Name is the plugin's type in a conflist.
@@ -21,9 +22,8 @@ const Name = "vpc-cni"
 
 // Defaults for the conflist keys.
 const (
-	DefaultStateDir = "/var/lib/vpc-cni"
-	DefaultLogFile  = "/var/log/vpc-cni/plugin.log"
-	DefaultMTU      = settings.DefaultMTU
+	DefaultLogFile = "/var/log/vpc-cni/plugin.log"
+	DefaultMTU     = settings.DefaultMTU
 )
 
 // Timeouts bound every invocation: containerd's CNI calls hold its lock and
@@ -161,7 +161,7 @@ func (c *Config) applyDefaults() error {
 		return invalid("mtu %d: must be %d..%d", c.MTU, settings.MinMTU, settings.MaxMTU)
 	}
 	if c.StateDir == "" {
-		c.StateDir = DefaultStateDir
+		c.StateDir = store.DefaultDir
 	}
 	if c.LogFile == "" {
 		c.LogFile = DefaultLogFile

@@ -9,6 +9,7 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"vpc-cni/netns"
+	"vpc-cni/podgc"
 	"vpc-cni/store"
 )
 
@@ -78,14 +79,12 @@ func (c *call) release(key string) error {
 // teardownSpec says what to remove: from the assignment, else from the
 // prevResult the runtime cached, else just the names.
 func (c *call) teardownSpec(a store.Assignment, found bool) netns.Pod {
-	p := netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
 	if found {
-		p.HostVeth, p.IP = a.HostVeth, a.IP
-		if a.DeviceIndex > 0 {
-			p.Table = a.DeviceIndex + 1
-		}
+		p := podgc.PodOf(a)
+		p.NetnsPath, p.IfName = c.args.Netns, c.args.IfName
 		return p
 	}
+	p := netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
 	if ip, ok := prevIP(c.cfg.PrevResult); ok {
 		p.IP = ip
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/netns"
+	"vpc-cni/podgc"
 	"vpc-cni/store"
 )
 
@@ -22,7 +23,7 @@ func cmdGC(args *skel.CmdArgs) error {
 	defer c.end()
 	valid := map[string]bool{}
 	for _, v := range c.cfg.Valid {
-		valid[v.ContainerID+"/"+v.IfName] = true
+		valid[store.AssignmentKey(v.ContainerID, v.IfName)] = true
 	}
 	var all []store.Assignment
 	err = c.store.View(func(tx *store.Tx) (err error) { all, err = tx.Assignments(); return err })
@@ -53,11 +54,7 @@ func (c *call) collect(a store.Assignment) error {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	} else {
-		p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP}
-		if a.DeviceIndex > 0 {
-			p.Table = a.DeviceIndex + 1
-		}
-		if err := netns.TeardownPod(p); err != nil {
+		if err := netns.TeardownPod(podgc.PodOf(a)); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	}

@@ -69,7 +69,7 @@ func (c *call) end() {
 }
 
 // key names the assignment: one address per container and interface.
-func (c *call) key() string { return c.args.ContainerID + "/" + c.args.IfName }
+func (c *call) key() string { return store.AssignmentKey(c.args.ContainerID, c.args.IfName) }
 
 // hostVeth is the reference's name, so operators' knowledge carries over.
 func (c *call) hostVeth() string {

@@ -73,11 +73,7 @@ func releaseGone(st *store.Store, host Host, all []store.Assignment, dryRun bool
 }
 
 func release(st *store.Store, host Host, a store.Assignment, now time.Time) error {
-	p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP}
-	if a.DeviceIndex > 0 {
-		p.Table = a.DeviceIndex + 1
-	}
-	if err := host.TeardownPod(p); err != nil {
+	if err := host.TeardownPod(PodOf(a)); err != nil {
 		return err
 	}
 	return st.Update(func(tx *store.Tx) error {
@@ -88,6 +84,12 @@ func release(st *store.Store, host Host, a store.Assignment, now time.Time) erro
 		_, _, err = tx.Give(a.Key, now)
 		return err
 	})
+}
+
+// PodOf is the wiring an assignment recorded: what to tear down for it.
+func PodOf(a store.Assignment) netns.Pod {
+	return netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP,
+		Table: netns.RouteTable(a.DeviceIndex)}
 }
 
 // removeUnowned removes veths, routes and rules that no live assignment owns.

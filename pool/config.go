@@ -89,15 +89,6 @@ func EffectiveMaxENIs(l Limits, c Config) int {
 // IPv4 limit less the primary address, which is never a pod address.
 func SlotsPerENI(l Limits) int { return max(l.IPv4PerENI-1, 0) }
 
-// AddrsPerENI is how many pod addresses one full ENI holds in the configured
-// mode: SlotsPerENI addresses, or SlotsPerENI prefixes of 16.
-func AddrsPerENI(l Limits, c Config) int {
-	if c.PrefixDelegation {
-		return SlotsPerENI(l) * PrefixSize
-	}
-	return SlotsPerENI(l)
-}
-
 // MaxPods is the configured max pods, or the instance formula
 // MaxENIs*(IPv4PerENI-1)+2 (the instance's ENI limit, not MAX_ENI, as in
 // eni-max-pods.txt).

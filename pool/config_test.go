@@ -62,21 +62,19 @@ func TestPodLimits(t *testing.T) {
 		lim                      Limits
 		cfg                      Config
 		maxENIs, perENI, maxPods int
-		addrsPerENI              int
 	}{
-		{"t3.small", t3small, Config{}, 3, 3, 11, 3},
-		{"p3dn.24xlarge", p3dn24xl, Config{}, 15, 49, 737, 49},
-		{"p3dn.24xlarge with prefixes", p3dn24xl, Config{PrefixDelegation: true}, 15, 49, 737, 784},
-		{"MAX_ENI below the instance limit", p3dn24xl, Config{MaxENI: 4}, 4, 49, 737, 49},
-		{"MAX_ENI above the instance limit", t3small, Config{MaxENI: 8}, 3, 3, 11, 3},
-		{"max pods set", t3small, Config{MaxPods: 110}, 3, 3, 110, 3},
+		{"t3.small", t3small, Config{}, 3, 3, 11},
+		{"p3dn.24xlarge", p3dn24xl, Config{}, 15, 49, 737},
+		{"p3dn.24xlarge with prefixes", p3dn24xl, Config{PrefixDelegation: true}, 15, 49, 737},
+		{"MAX_ENI below the instance limit", p3dn24xl, Config{MaxENI: 4}, 4, 49, 737},
+		{"MAX_ENI above the instance limit", t3small, Config{MaxENI: 8}, 3, 3, 11},
+		{"max pods set", t3small, Config{MaxPods: 110}, 3, 3, 110},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e, p, m := PodLimits(tc.lim, tc.cfg)
-			if e != tc.maxENIs || p != tc.perENI || m != tc.maxPods || AddrsPerENI(tc.lim, tc.cfg) != tc.addrsPerENI {
-				t.Fatalf("got %d %d %d %d; want %d %d %d %d", e, p, m, AddrsPerENI(tc.lim, tc.cfg),
-					tc.maxENIs, tc.perENI, tc.maxPods, tc.addrsPerENI)
+			if e != tc.maxENIs || p != tc.perENI || m != tc.maxPods {
+				t.Fatalf("got %d %d %d; want %d %d %d", e, p, m, tc.maxENIs, tc.perENI, tc.maxPods)
 			}
 		})
 	}

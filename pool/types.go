@@ -1,7 +1,3 @@
-// Package pool is the warm-pool policy: from the instance limits, the
-// operator's targets, a snapshot of the node's addresses and the time, it
-// computes the plan of EC2 work to do, and it chooses the address for a pod.
-// It does no I/O; every other package depends on its types.
 package pool
 
 import (

@@ -93,11 +93,7 @@ func settled(res result) bool {
 	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign {
 		return true // an assign that did happen is adopted by the next merge
 	}
-	switch cloud.Classify(res.Err) {
-	case cloud.KindSubnetFull, cloud.KindLimit, cloud.KindUnauthorized, cloud.KindNoCredentials:
-		return true
-	}
-	return false
+	return cloud.Classify(res.Err).Refused()
 }
 
 func countCall(tx *store.Tx, res result, now time.Time) error {

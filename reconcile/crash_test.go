@@ -18,10 +18,21 @@ const (
 	envHelper   = "VPC_CNI_TEST_HELPER"
 	envStateDir = "VPC_CNI_TEST_STATE_DIR"
 	envNow      = "VPC_CNI_TEST_NOW"
+	envCrashAt  = "VPC_CNI_TEST_CRASH_AT" // the checkpoint the helper dies at
 )
 
+// crashAt makes the helper process SIGKILL itself at checkpoint cp.
+func crashAt(cp string) func(string) {
+	return func(name string) {
+		if name == cp {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+}
+
 // TestHelperReconcile is not a test: the crash tests re-exec the test binary
-// to run it as a process that SIGKILLs itself at VPC_CNI_TEST_CRASH_AT.
+// to run it as a process that SIGKILLs itself at the checkpoint envCrashAt names.
 func TestHelperReconcile(t *testing.T) {
 	if os.Getenv(envHelper) != "1" {
 		t.Skip("helper process for the crash tests")
@@ -38,9 +49,11 @@ func TestHelperReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cp := os.Getenv(envCrashAt)
+	checkpointHook = crashAt(cp)
 	r := &Runner{Store: st, Cloud: cl, Host: readyHost{}, Env: os.LookupEnv, Now: func() time.Time { return now }}
 	rep, err := r.Run(context.Background(), Options{})
-	t.Fatalf("the pass was not killed at %q: err %v, calls %v", crashAt, err, rep.Calls)
+	t.Fatalf("the pass was not killed at %q: err %v, calls %v", cp, err, rep.Calls)
 }
 
 // A pass killed at any step leaves the next one what it needs: after one
@@ -91,7 +104,7 @@ func TestCrashAtEachStep(t *testing.T) {
 func killedAt(t *testing.T, n *node, cp string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperReconcile$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envHelper+"=1", "VPC_CNI_TEST_CRASH_AT="+cp,
+	cmd.Env = append(os.Environ(), envHelper+"=1", envCrashAt+"="+cp,
 		envStateDir+"="+n.st.Dir(), envNow+"="+n.clock.Now().Format(time.RFC3339Nano))
 	for k, v := range n.env {
 		cmd.Env = append(cmd.Env, k+"="+v)

@@ -2,10 +2,8 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"vpc-cni/cloud"
@@ -51,9 +49,7 @@ func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, tru
 		res.Done = res.Err == nil
 		if res.Err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", s.Kind, s.ENIID, res.Err))
-			k := cloud.Classify(res.Err)
-			stopped = k == cloud.KindThrottled || k == cloud.KindSubnetFull || k == cloud.KindUnauthorized ||
-				k == cloud.KindNoCredentials || k == cloud.KindUnreachable || k == cloud.KindTimeout || ctx.Err() != nil
+			stopped = cloud.Classify(res.Err).StopsPass() || ctx.Err() != nil
 		}
 		out = append(out, res)
 	}
@@ -121,7 +117,7 @@ func (r *Runner) deleteWhenDetached(ctx context.Context, eniID string, rep *Repo
 		if err == nil || cloud.Classify(err) == cloud.KindNotFound {
 			return nil
 		}
-		if !inUse(err) || attempt >= 8 {
+		if !cloud.IsKind(err, cloud.KindInUse) || attempt >= 8 {
 			return err
 		}
 		select {
@@ -131,12 +127,6 @@ func (r *Runner) deleteWhenDetached(ctx context.Context, eniID string, rep *Repo
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
-}
-
-// inUse reports EC2's refusal to delete an ENI that is still detaching.
-func inUse(err error) bool {
-	var ce *cloud.Error
-	return errors.As(err, &ce) && strings.Contains(ce.Code, "InUse")
 }
 
 func findENI(truth []cloud.ENIInfo, id string) (cloud.ENIInfo, bool) {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -20,10 +19,7 @@ const prefixFallback = 10 * time.Minute
 
 // noFreePrefix reports EC2's refusal to delegate a prefix because the subnet
 // has no free aligned /28, though it may still have single addresses.
-func noFreePrefix(err error) bool {
-	var ce *cloud.Error
-	return errors.As(err, &ce) && ce.Code == "InsufficientCidrBlocks"
-}
+func noFreePrefix(err error) bool { return cloud.IsKind(err, cloud.KindNoFreePrefix) }
 
 func isGrowth(k pool.ActionKind) bool { return k == pool.CreateENI || k == pool.Assign }
 
@@ -43,9 +39,12 @@ func noteNoPrefixes(tx *store.Tx, now time.Time) error {
 // growSingles follows a prefix growth that failed for want of a free /28
 // (commit has started the fallback) with one grow-only round that plans
 // single IPs, so pods get addresses in this pass rather than the next. It
-// re-reads EC2 (the first round changed it) and makes at most one more
-// mutating call on the ENI that failed: the steps after it were skipped, and
-// the ENIs before it were filled to their slots.
+// re-reads EC2 (the first round changed it) and plans afresh: at most one
+// assign on each ENI with free slots (the steps after the failed one were
+// skipped) and, where the target needs more, new ENIs with single addresses
+// up to the instance's limits. On a t3.small that is one assign and two
+// creates (TestPrefixFallbackGrowsSingleIPs). It asks for no prefix: the
+// fallback is in force for this plan.
 func (r *Runner) growSingles(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) error {
 	first := slices.Clone(rep.Plan.Actions)
 	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)

@@ -71,5 +71,5 @@ func (KernelHost) TeardownENI(e pool.ENI, subnet netip.Prefix) error {
 }
 
 func eniHost(e pool.ENI, subnet netip.Prefix, mtu int) netns.ENIHost {
-	return netns.ENIHost{MAC: e.MAC, MTU: mtu, PrimaryIP: e.PrimaryIP, SubnetCIDR: subnet, Table: e.DeviceIndex + 1}
+	return netns.ENIHost{MAC: e.MAC, MTU: mtu, PrimaryIP: e.PrimaryIP, SubnetCIDR: subnet, Table: netns.RouteTable(e.DeviceIndex)}
 }

@@ -5,7 +5,6 @@
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -166,7 +165,7 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 			return node, cfg, err
 		}
 	}
-	if cfg.Pool.PrefixDelegation && !prefixCapable(node) {
+	if cfg.Pool.PrefixDelegation && !cloud.PrefixCapable(node.Hypervisor) {
 		cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
 		rep.Config = cfg
 		rep.Findings = append(rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
@@ -174,50 +173,6 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 			node.InstanceType, node.Hypervisor)})
 	}
 	return node, cfg, nil
-}
-
-// prefixCapable: /28 prefixes need a Nitro instance or bare metal (whose
-// hypervisor EC2 reports as empty).
-func prefixCapable(n store.Node) bool { return n.Hypervisor == "nitro" || n.Hypervisor == "" }
-
-// learnNode reads identity from IMDS and limits from DescribeInstanceTypes,
-// once: they never change for an instance.
-func (r *Runner) learnNode(ctx context.Context, rep *Report) (store.Node, error) {
-	id, err := r.Cloud.Identity(ctx)
-	if err != nil {
-		return store.Node{}, fmt.Errorf("learning the node from IMDS: %w", err)
-	}
-	if err := r.confirmIdentity(ctx, &id, rep); err != nil {
-		return store.Node{}, err
-	}
-	limits, info, err := r.Cloud.InstanceLimits(ctx, id.InstanceType)
-	rep.Calls = append(rep.Calls, "DescribeInstanceTypes")
-	if err != nil {
-		return store.Node{}, fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
-	}
-	node := nodeFrom(id, limits, info, r.now())
-	if rep.DryRun {
-		return node, nil
-	}
-	return node, r.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
-}
-
-// confirmIdentity checks what IMDS said against DescribeInstances before it
-// is stored for good, and fills what IMDS left out.
-func (r *Runner) confirmIdentity(ctx context.Context, id *cloud.Identity, rep *Report) error {
-	rep.Calls = append(rep.Calls, "DescribeInstances")
-	in, err := r.Cloud.Instance(ctx, id.InstanceID)
-	if err != nil {
-		return fmt.Errorf("confirming instance %s with EC2: %w", id.InstanceID, err)
-	}
-	if in.Type != id.InstanceType {
-		return fmt.Errorf("IMDS says instance %s is a %s but EC2 says %s; is AWS_EC2_METADATA_SERVICE_ENDPOINT pointing at another node?",
-			id.InstanceID, id.InstanceType, in.Type)
-	}
-	id.SubnetID = cmp.Or(id.SubnetID, in.SubnetID)
-	id.VPCID = cmp.Or(id.VPCID, in.VPCID)
-	id.AZ = cmp.Or(id.AZ, in.AZ)
-	return nil
 }
 
 // ConfigError marks a bad configuration value (exit 2 in the CLI).

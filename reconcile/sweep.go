@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"vpc-cni/cloud"
 	"vpc-cni/store"
 )
 
@@ -38,6 +39,6 @@ func (r *Runner) sweepLeaked(ctx context.Context, node store.Node, rep *Report) 
 			continue
 		}
 		rep.Findings = append(rep.Findings, Finding{"leaked-eni", fmt.Sprintf("deleted leaked ENI %s (tagged for %s)",
-			e.ID, e.Tags["node.k8s.amazonaws.com/instance_id"])})
+			e.ID, e.Tags[cloud.TagInstanceID])})
 	}
 }

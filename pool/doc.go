@@ -1,3 +1,8 @@
+// Package pool is the warm-pool policy: from the instance limits, the
+// operator's targets, a snapshot of the node's addresses and the time, it
+// computes the plan of EC2 work to do, and it chooses the address for a pod.
+// It does no I/O; every other package depends on its types.
+//
 // # Policy
 //
 // Counting. A pod-usable address is free when it is Free, or Cooling and its
@@ -18,19 +23,26 @@
 // Rules, the first that applies:
 //
 //   - WARM_IP_TARGET (W) or MINIMUM_IP_TARGET (MIN) > 0: shortfall =
-//     max(W-free, MIN-held, 0) addresses, grown as ceil(shortfall/16) prefixes
-//     with prefix delegation. Excess blocks go back while free stays >= W and
-//     held >= MIN. With MIN alone the pool holds exactly max(MIN,
-//     assigned+cooling), as in the reference.
+//     max(W+waiting-free, MIN-held, 0) addresses, grown as ceil(shortfall/16)
+//     prefixes with prefix delegation. Excess blocks go back while free stays
+//     >= W and held >= MIN. With MIN alone and no pod waiting the pool holds
+//     exactly max(MIN, assigned+cooling), as in the reference.
 //   - Prefix delegation, WARM_PREFIX_TARGET: keep that many whole free
-//     prefixes (all 16 addresses free) and always at least one free address,
-//     so WARM_PREFIX_TARGET=0 grows one prefix when nothing is free.
-//   - Otherwise WARM_ENI_TARGET (default 1): keep N =
-//     ceil((assigned + cooling + max(WARM_ENI_TARGET*slots, 1)) / slots) ENIs,
-//     at least 1 and at most the ENI limit, and fill the lowest N completely.
+//     prefixes (all 16 addresses free) and always at least max(waiting, 1)
+//     free addresses, so WARM_PREFIX_TARGET=0 grows one prefix when nothing
+//     is free.
+//   - Otherwise WARM_ENI_TARGET (default 1): keep N = ceil((assigned +
+//     cooling + waiting + max(WARM_ENI_TARGET*slots, 1)) / slots) ENIs, at
+//     least 1 and at most the ENI limit, and fill the lowest N completely.
 //     WARM_ENI_TARGET=0 thus keeps at least one free address and grows by
 //     whole ENIs, without the reference's allocate/free loop. Only whole ENIs
 //     go back, never single addresses.
+//
+// Waiting pods. Input.Waiting counts the pods whose ADD found no free
+// address and waits for this pass. Each rule serves them on top of its target
+// (the "waiting" terms above), so a burst of pods costs one EC2 call, not one
+// per pod, and a pool at its target still grows for them; the limits above
+// bound it as always. Plan.Figures.Waiting shows the count.
 //
 // No loop. A release is kept only if the plan computed right after it would
 // grow nothing; a plan that grows releases nothing.

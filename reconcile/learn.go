@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/store"
+)
+
+// learnNode reads identity from IMDS and limits from DescribeInstanceTypes,
+// once: they never change for an instance.
+func (r *Runner) learnNode(ctx context.Context, rep *Report) (store.Node, error) {
+	id, err := r.Cloud.Identity(ctx)
+	if err != nil {
+		return store.Node{}, fmt.Errorf("learning the node from IMDS: %w", err)
+	}
+	if err := r.confirmIdentity(ctx, &id, rep); err != nil {
+		return store.Node{}, err
+	}
+	limits, info, err := r.Cloud.InstanceLimits(ctx, id.InstanceType)
+	rep.Calls = append(rep.Calls, "DescribeInstanceTypes")
+	if err != nil {
+		return store.Node{}, fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
+	}
+	node := nodeFrom(id, limits, info, r.now())
+	if rep.DryRun {
+		return node, nil
+	}
+	return node, r.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
+}
+
+// confirmIdentity checks what IMDS said against DescribeInstances before it
+// is stored for good, and fills what IMDS left out.
+func (r *Runner) confirmIdentity(ctx context.Context, id *cloud.Identity, rep *Report) error {
+	rep.Calls = append(rep.Calls, "DescribeInstances")
+	in, err := r.Cloud.Instance(ctx, id.InstanceID)
+	if err != nil {
+		return fmt.Errorf("confirming instance %s with EC2: %w", id.InstanceID, err)
+	}
+	if in.Type != id.InstanceType {
+		return fmt.Errorf("IMDS says instance %s is a %s but EC2 says %s; is AWS_EC2_METADATA_SERVICE_ENDPOINT pointing at another node?",
+			id.InstanceID, id.InstanceType, in.Type)
+	}
+	id.SubnetID = cmp.Or(id.SubnetID, in.SubnetID)
+	id.VPCID = cmp.Or(id.VPCID, in.VPCID)
+	id.AZ = cmp.Or(id.AZ, in.AZ)
+	return nil
+}
+
+// nodeFrom is what the store keeps of the node: what never changes for it.
+func nodeFrom(id cloud.Identity, limits pool.Limits, info cloud.InstanceTypeInfo, now time.Time) store.Node {
+	return store.Node{
+		InstanceID: id.InstanceID, InstanceType: id.InstanceType, Region: id.Region, AZ: id.AZ,
+		VPCID: id.VPCID, VPCCIDRs: id.VPCCIDRs, SubnetID: id.SubnetID, SubnetCIDR: id.SubnetCIDR,
+		PrimaryENI: id.PrimaryENI, PrimaryMAC: id.PrimaryMAC, PrimaryIP: id.PrimaryIP,
+		SecurityGroups: id.SecurityGroups, Limits: limits, Hypervisor: info.Hypervisor, LearnedAt: now,
+	}
+}
