@@ -11,11 +11,11 @@ import (
 	"vpc-cni/store"
 )
 
-// cmdGC releases every assignment of this network that the runtime no longer
+// gc releases every assignment of this network that the runtime no longer
 // lists in cni.dev/valid-attachments, tearing its wiring down first. It keeps
 // going after errors and reports them together.
-func cmdGC(args *skel.CmdArgs) error {
-	c, err := begin(args, "GC", func(t Timeouts) Duration { return t.Del })
+func (v verbs) gc(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "GC", func(t Timeouts) Duration { return t.Del })
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func cmdGC(args *skel.CmdArgs) error {
 
 func (c *call) collect(a store.Assignment) error {
 	if c.cfg.Delegate {
-		if err := netns.ClearPodRules(a.IP); err != nil {
+		if err := c.host.ClearPodRules(a.IP); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	} else {
@@ -57,7 +57,7 @@ func (c *call) collect(a store.Assignment) error {
 		if a.DeviceIndex > 0 {
 			p.Table = a.DeviceIndex + 1
 		}
-		if err := netns.TeardownPod(p); err != nil {
+		if err := c.host.TeardownPod(p); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	}
