@@ -278,7 +278,6 @@ func wantCode(t *testing.T, err error, code uint, msg string) {
 
 var errKernel = errors.New("netlink: operation not permitted")
 
-
 func ipOf(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func (n *testNode) now() time.Time { return time.Now() }
