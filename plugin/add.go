@@ -12,10 +12,10 @@ import (
 	"vpc-cni/store"
 )
 
-// cmdAdd takes an address (growing the pool inline if it is empty), wires the
+// add takes an address (growing the pool inline if it is empty), wires the
 // pod and prints the result. A wiring failure gives the address back.
-func cmdAdd(args *skel.CmdArgs) error {
-	c, err := begin(args, "ADD", func(t Timeouts) Duration { return t.Add })
+func (v verbs) add(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "ADD", func(t Timeouts) Duration { return t.Add })
 	if err != nil {
 		return err
 	}
@@ -33,13 +33,13 @@ func cmdAdd(args *skel.CmdArgs) error {
 	if c.cfg.Delegate {
 		// The interface plugin wires the pod; the routing policy that keeps a
 		// VPC address on its own ENI is ours.
-		if err := netns.SetPodRules(a.IP, c.podWiring(a).Table); err != nil {
+		if err := c.host.SetPodRules(a.IP, c.podWiring(a).Table); err != nil {
 			c.giveBack(a)
 			return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", a.IP, err), "")
 		}
 		return c.print(ipamResult(c.cfg, a, c.subnet))
 	}
-	wired, err := netns.SetupPod(c.podWiring(a))
+	wired, err := c.host.SetupPod(c.podWiring(a))
 	if err != nil {
 		c.giveBack(a)
 		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, a.IP, err), "")
@@ -155,6 +155,12 @@ func (c *call) podWiring(a store.Assignment) netns.Pod {
 		MTU: c.cfg.MTU, IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
 }
 
+// print writes the result in the configuration's CNI version, as
+// types.PrintResult does, to the verbs' output.
 func (c *call) print(r types.Result) error {
-	return types.PrintResult(r, c.cfg.CNIVersion)
+	res, err := r.GetAsVersion(c.cfg.CNIVersion)
+	if err != nil {
+		return err
+	}
+	return res.PrintTo(c.out)
 }

@@ -7,14 +7,13 @@ import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/netns"
 	"vpc-cni/store"
 )
 
-// cmdCheck verifies the reservation and, as the interface plugin, every
+// check verifies the reservation and, as the interface plugin, every
 // piece of the wiring; the error names what is missing.
-func cmdCheck(args *skel.CmdArgs) error {
-	c, err := begin(args, "CHECK", func(t Timeouts) Duration { return t.Check })
+func (v verbs) check(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "CHECK", func(t Timeouts) Duration { return t.Check })
 	if err != nil {
 		return err
 	}
@@ -30,7 +29,7 @@ func cmdCheck(args *skel.CmdArgs) error {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("prevResult has %s but %s holds %s", ip, c.key(), a.IP), "")
 	}
 	if c.cfg.Delegate { // the interface plugin checks its wiring; the rules are ours
-		if err := netns.CheckPodRules(a.IP, c.podWiring(a).Table); err != nil {
+		if err := c.host.CheckPodRules(a.IP, c.podWiring(a).Table); err != nil {
 			return types.NewError(types.ErrInternal, "policy rules: "+err.Error(), "")
 		}
 		return nil
@@ -38,7 +37,7 @@ func cmdCheck(args *skel.CmdArgs) error {
 	if err := checkNetns(args.Netns); err != nil {
 		return err
 	}
-	if err := netns.CheckPod(c.podWiring(a)); err != nil {
+	if err := c.host.CheckPod(c.podWiring(a)); err != nil {
 		return types.NewError(types.ErrInternal, "pod wiring: "+err.Error(), "")
 	}
 	return nil

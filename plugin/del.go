@@ -13,11 +13,11 @@ import (
 	"vpc-cni/store"
 )
 
-// cmdDel tears the pod's wiring down, then gives its address back (to cool
+// del tears the pod's wiring down, then gives its address back (to cool
 // down before reuse). It succeeds when things are already gone: DEL twice,
 // DEL without ADD, DEL after the namespace was deleted.
-func cmdDel(args *skel.CmdArgs) error {
-	c, err := begin(args, "DEL", func(t Timeouts) Duration { return t.Del })
+func (v verbs) del(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "DEL", func(t Timeouts) Duration { return t.Del })
 	if err != nil {
 		return err
 	}
@@ -40,10 +40,10 @@ func cmdDel(args *skel.CmdArgs) error {
 // interface plugin, the policy rules as an IPAM delegate.
 func (c *call) unwire(a store.Assignment, found bool) error {
 	if !c.cfg.Delegate {
-		return netns.TeardownPod(c.teardownSpec(a, found))
+		return c.host.TeardownPod(c.teardownSpec(a, found))
 	}
 	if found {
-		return netns.ClearPodRules(a.IP)
+		return c.host.ClearPodRules(a.IP)
 	}
 	return nil
 }

@@ -7,16 +7,15 @@ import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/netns"
 	"vpc-cni/podgc"
 	"vpc-cni/store"
 )
 
-// cmdGC releases every assignment of this network that the runtime no longer
+// gc releases every assignment of this network that the runtime no longer
 // lists in cni.dev/valid-attachments, tearing its wiring down first. It keeps
 // going after errors and reports them together.
-func cmdGC(args *skel.CmdArgs) error {
-	c, err := begin(args, "GC", func(t Timeouts) Duration { return t.Del })
+func (v verbs) gc(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "GC", func(t Timeouts) Duration { return t.Del })
 	if err != nil {
 		return err
 	}
@@ -50,11 +49,11 @@ func cmdGC(args *skel.CmdArgs) error {
 
 func (c *call) collect(a store.Assignment) error {
 	if c.cfg.Delegate {
-		if err := netns.ClearPodRules(a.IP); err != nil {
+		if err := c.host.ClearPodRules(a.IP); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	} else {
-		if err := netns.TeardownPod(podgc.PodOf(a)); err != nil {
+		if err := c.host.TeardownPod(podgc.PodOf(a)); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	}

@@ -20,13 +20,24 @@ import (
 	"vpc-cni/store"
 )
 
-// Funcs are the CNI verbs for skel.
-func Funcs() skel.CNIFuncs {
-	return skel.CNIFuncs{Add: cmdAdd, Del: cmdDel, Check: cmdCheck, GC: cmdGC, Status: cmdStatus}
+// Funcs are the CNI verbs for skel, on the node's kernel, printing to stdout.
+func Funcs() skel.CNIFuncs { return funcsOn(Kernel{}, os.Stdout) }
+
+func funcsOn(host Host, out io.Writer) skel.CNIFuncs {
+	v := verbs{host: host, out: out}
+	return skel.CNIFuncs{Add: v.add, Del: v.del, Check: v.check, GC: v.gc, Status: v.status}
+}
+
+// verbs are the CNI verbs with what they act on: the kernel and the stream a
+// result is printed to.
+type verbs struct {
+	host Host
+	out  io.Writer
 }
 
 // call is one invocation: its configuration, deadline, store and log.
 type call struct {
+	verbs
 	args    *skel.CmdArgs
 	cfg     *Config
 	pod     podArgs
@@ -41,7 +52,7 @@ type call struct {
 }
 
 // begin parses the configuration and opens the log and the store.
-func begin(args *skel.CmdArgs, verb string, timeout func(Timeouts) Duration) (*call, error) {
+func (v verbs) begin(args *skel.CmdArgs, verb string, timeout func(Timeouts) Duration) (*call, error) {
 	cfg, err := ParseConfig(args.StdinData)
 	if err != nil {
 		return nil, err
@@ -50,7 +61,7 @@ func begin(args *skel.CmdArgs, verb string, timeout func(Timeouts) Duration) (*c
 	if err != nil {
 		return nil, err
 	}
-	c := &call{args: args, cfg: cfg, pod: pod}
+	c := &call{verbs: v, args: args, cfg: cfg, pod: pod}
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), timeout(cfg.Timeouts).Duration)
 	c.log, c.logFile = openLog(cfg, verb, args.ContainerID)
 	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true})

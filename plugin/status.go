@@ -11,10 +11,10 @@ import (
 	"vpc-cni/store"
 )
 
-// cmdStatus answers whether an ADD can be served now: an address is free, or
+// status answers whether an ADD can be served now: an address is free, or
 // inline grow could get one. It never waits on the reconcile lock.
-func cmdStatus(args *skel.CmdArgs) error {
-	c, err := begin(args, "STATUS", func(t Timeouts) Duration { return t.Status })
+func (v verbs) status(args *skel.CmdArgs) error {
+	c, err := v.begin(args, "STATUS", func(t Timeouts) Duration { return t.Status })
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,104 @@
+package plugin
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/netns"
+	"vpc-cni/pool"
+)
+
+func TestDelTearsDownAndReleasesIntoCooling(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0), eni(1, "100.64.1.10", "100.64.1.11"))
+	ip := n.add("c1")
+	out, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil)))
+	if err != nil || out != "" {
+		t.Fatalf("DEL: %v, printed %q", err, out)
+	}
+	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c1", "c1"), IP: ip, Table: 2}
+	if len(n.host.torn) != 1 || n.host.torn[0] != want || len(n.host.pods) != 0 {
+		t.Fatalf("tore down %+v, want %+v", n.host.torn, want)
+	}
+	if _, ok := n.assignment("c1/eth0"); ok || n.state("100.64.1.10") != pool.Cooling || n.counter(CounterDels) != 1 {
+		t.Fatalf("after DEL: .10 %s, dels %d", n.state("100.64.1.10"), n.counter(CounterDels))
+	}
+	// Cooling within the cooldown: the next pod gets another address.
+	if next := n.add("c2"); next.String() != "100.64.1.11" {
+		t.Fatalf("next ADD got %s, want .11 while .10 cools", next)
+	}
+}
+
+// DEL succeeds when things are already gone, and still removes what the
+// names (or the cached prevResult) point at.
+func TestDelSucceedsWhenThingsAreAlreadyGone(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
+	n.add("c1")
+	for i := range 2 {
+		if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
+			t.Fatalf("DEL #%d: %v", i+1, err)
+		}
+	}
+	if n.counter(CounterDels) != 1 {
+		t.Fatalf("two DELs counted %d releases", n.counter(CounterDels))
+	}
+	// Never added, namespace gone: the teardown goes by names and prevResult.
+	args := n.args("c9", n.conf("1.1.0", map[string]any{"prevResult": map[string]any{
+		"cniVersion": "1.1.0", "ips": []any{map[string]any{"address": "100.64.0.99/32"}}}}))
+	args.Netns = "/proc/nonexistent/ns/net"
+	if _, err := n.run("DEL", args); err != nil {
+		t.Fatalf("DEL without ADD: %v", err)
+	}
+	last := n.host.torn[len(n.host.torn)-1]
+	want := netns.Pod{NetnsPath: args.Netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c9", "c9"), IP: netip.MustParseAddr("100.64.0.99")}
+	if last != want {
+		t.Fatalf("tore down %+v, want %+v", last, want)
+	}
+}
+
+func TestDelOnANodeNeverReconciledSucceeds(t *testing.T) {
+	n := newTestNode(t) // a store with no node and no pool
+	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.run("DEL", n.args("c1", n.ipamConf("1.1.0", nil))); err != nil {
+		t.Fatalf("as delegate: %v", err)
+	}
+}
+
+// A teardown that fails keeps the address: the runtime retries DEL, and the
+// address must not go to another pod while it may still be routed here.
+func TestDelKeepsTheAddressWhenTeardownFails(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
+	n.add("c1")
+	n.host.fail["TeardownPod"] = errKernel
+	_, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil)))
+	wantCode(t, err, types.ErrInternal, "tearing down c1/eth0")
+	if _, ok := n.assignment("c1/eth0"); !ok || n.state("100.64.0.10") != pool.Assigned {
+		t.Fatal("the address was released although the teardown failed")
+	}
+}
+
+func TestDelAsIPAMDelegateClearsTheRules(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
+	if _, err := n.run("ADD", n.args("c1", n.ipamConf("1.1.0", nil))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.run("DEL", n.args("c1", n.ipamConf("1.1.0", nil))); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.host.rules) != 0 || len(n.host.torn) != 0 || n.state("100.64.0.10") != pool.Cooling {
+		t.Fatalf("after DEL: rules %v, teardowns %v, .10 %s", n.host.rules, n.host.torn, n.state("100.64.0.10"))
+	}
+}
+
+func TestDelRefusesABadConfiguration(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
+	n.add("c1")
+	_, err := n.run("DEL", n.args("c1", n.conf("1.1.0", map[string]any{"logLevel": "loud"})))
+	wantCode(t, err, types.ErrInvalidNetworkConfig, "logLevel")
+	if n.state("100.64.0.10") != pool.Assigned || len(n.host.torn) != 0 {
+		t.Fatal("a refused DEL released the address")
+	}
+}

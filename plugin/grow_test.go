@@ -1,0 +1,100 @@
+package plugin
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/simtest"
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// growNode is a node on the EC2 emulator whose store has never been
+// reconciled. MAX_ENI=1 keeps every pass on the primary ENI, so inline grow
+// never sets up a secondary ENI's host side (root's work, in netns/).
+func growNode(t *testing.T) (*testNode, *ec2sim.Sim) {
+	sim := simtest.Start(t, ec2sim.Config{InstanceType: "t3.small"}) // 3 ENIs of 4 addresses
+	t.Setenv(settings.MaxENI, "1")
+	t.Setenv(settings.WarmIPTarget, "1")
+	return newTestNode(t), sim
+}
+
+func (n *testNode) addGrowing(id string) (string, error) {
+	return n.run("ADD", n.args(id, n.conf("1.1.0", growOn)))
+}
+
+// The first ADD on a node that no reconcile has seen grows the pool inline:
+// it learns the node, assigns an address on the primary ENI and takes it.
+func TestAddOnAnEmptyPoolGrowsItInline(t *testing.T) {
+	n, sim := growNode(t)
+	out, err := n.addGrowing("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := resultIP(t, out)
+	primary := sim.State().ENIs[0]
+	if !slices.Contains(primary.Secondary, ip) {
+		t.Fatalf("ADD got %s; the emulator's primary ENI holds %v", ip, primary.Secondary)
+	}
+	a, ok := n.assignment("c1/eth0")
+	if !ok || a.IP != ip || a.ENIID != primary.ID || n.host.pods[ip].Table != 0 {
+		t.Fatalf("assignment %+v, wired %+v", a, n.host.pods[ip])
+	}
+	// Each look at the empty pool counts (before the reconcile lock and under it).
+	if n.counter(CounterNoFreeAddress) == 0 || n.counter(CounterAdds) != 1 {
+		t.Fatalf("counters: adds %d, without address %d", n.counter(CounterAdds), n.counter(CounterNoFreeAddress))
+	}
+	var waiting int
+	n.update(func(tx *store.Tx) (err error) { waiting, err = tx.Waiting(time.Now()); return err })
+	if waiting != 0 {
+		t.Fatalf("%d waiting ADDs left behind", waiting)
+	}
+}
+
+// When the primary ENI is full and MAX_ENI forbids another, ADD says why.
+func TestAddWhenInlineGrowCannotGrowSaysWhy(t *testing.T) {
+	n, sim := growNode(t)
+	var got []string
+	for i := range 3 {
+		out, err := n.addGrowing(fmt.Sprintf("c%d", i))
+		if err != nil {
+			t.Fatalf("ADD %d of the 3 the primary ENI holds: %v", i, err)
+		}
+		got = append(got, resultIP(t, out).String())
+	}
+	_, err := n.addGrowing("c3")
+	wantCode(t, err, types.ErrTryAgainLater, "no free address in the pool; growth is blocked (ENI limit 1 reached")
+	if _, ok := n.assignment("c3/eth0"); ok || len(n.host.pods) != 3 {
+		t.Fatalf("the refused ADD left state: pods %v", n.host.pods)
+	}
+	if held := sim.State().ENIs; len(held) != 1 || len(held[0].Secondary) != 3 {
+		t.Fatalf("emulator holds %+v, want the primary ENI with the 3 addresses %v", held, got)
+	}
+}
+
+func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
+	cases := []struct {
+		rep  reconcile.Report
+		want string
+	}{
+		{reconcile.Report{Failed: []string{"AssignPrivateIpAddresses: throttled", "x"}}, "AssignPrivateIpAddresses: throttled; x"},
+		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{MaxPods: 4, Total: 4}}}, "the node holds 4 addresses, its max pods"},
+		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{MaxENIs: 2, Shortfall: 3}}}, "ENI limit 2 reached or subnet back-off); shortfall 3"},
+		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{Cooling: 5}}}, "5 addresses are cooling down"},
+		{reconcile.Report{}, "host side is not ready yet"},
+	}
+	for _, c := range cases {
+		if got := whyNoGrowth(&c.rep); !strings.Contains(got, c.want) {
+			t.Errorf("whyNoGrowth(%+v) = %q, want %q", c.rep.Plan.Figures, got, c.want)
+		}
+	}
+}
+

@@ -1,0 +1,32 @@
+package plugin
+
+import (
+	"net/netip"
+
+	"vpc-cni/netns"
+)
+
+// Host is the kernel work the verbs do on the node: the whole pod wiring as
+// the interface plugin, only the policy rules as an IPAM delegate. Kernel does
+// it with netns; the verbs' unit tests use a fake, so that their decisions
+// (which address, when to give it back, which CNI code) run without root.
+type Host interface {
+	SetupPod(p netns.Pod) (netns.Wired, error)
+	TeardownPod(p netns.Pod) error
+	CheckPod(p netns.Pod) error
+	SetPodRules(ip netip.Addr, table int) error
+	ClearPodRules(ip netip.Addr) error
+	CheckPodRules(ip netip.Addr, table int) error
+}
+
+// Kernel is the node's network namespace, through netns.
+type Kernel struct{}
+
+var _ Host = Kernel{}
+
+func (Kernel) SetupPod(p netns.Pod) (netns.Wired, error)    { return netns.SetupPod(p) }
+func (Kernel) TeardownPod(p netns.Pod) error                { return netns.TeardownPod(p) }
+func (Kernel) CheckPod(p netns.Pod) error                   { return netns.CheckPod(p) }
+func (Kernel) SetPodRules(ip netip.Addr, table int) error   { return netns.SetPodRules(ip, table) }
+func (Kernel) ClearPodRules(ip netip.Addr) error            { return netns.ClearPodRules(ip) }
+func (Kernel) CheckPodRules(ip netip.Addr, table int) error { return netns.CheckPodRules(ip, table) }
