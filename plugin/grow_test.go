@@ -97,4 +97,3 @@ func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
 		}
 	}
 }
-
