@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -109,7 +110,8 @@ func BenchmarkAddDel(b *testing.B) {
 	ours := mustJSON(b, w.conf(nil))
 	theirs := mustJSON(b, map[string]any{"cniVersion": "1.1.0", "name": "vpc", "type": "ptp", "mtu": 9001,
 		"ipam": hostLocalIPAM(b)})
-	var vAdd, vDel, pAdd, pDel samples
+	var vAdd, vDel, pAdd, pDel, bAdd, bDel samples
+	before := beforeBinary(b)
 	cycle := func(path string, conf []byte, add, del *samples) {
 		b.StopTimer()
 		p := w.newPod("bench")
@@ -123,6 +125,9 @@ func BenchmarkAddDel(b *testing.B) {
 	for b.Loop() {
 		cycle(bin("vpc-cni"), ours, &vAdd, &vDel)
 		cycle(bin("ptp"), theirs, &pAdd, &pDel)
+		if before != "" {
+			cycle(before, ours, &bAdd, &bDel)
+		}
 	}
 	vAdd.report(b, "vpc-add")
 	vDel.report(b, "vpc-del")
@@ -130,8 +135,73 @@ func BenchmarkAddDel(b *testing.B) {
 	pDel.report(b, "ptp-del")
 	ratio(b, "add-ratio", &vAdd, &pAdd)
 	ratio(b, "del-ratio", &vDel, &pDel)
+	if before != "" {
+		ratio(b, "before-add-ratio", &bAdd, &pAdd)
+		ratio(b, "before-del-ratio", &bDel, &pDel)
+	}
 	w.reportRSS(b, "vpc-add-maxrss-KiB", bin("vpc-cni"), ours)
 	w.reportRSS(b, "ptp-add-maxrss-KiB", bin("ptp"), theirs)
+}
+
+// beforeBinary is VPC_CNI_BENCH_BEFORE: another build of vpcctl (say, of
+// the commit before a change) that BenchmarkAddDel runs in the same rounds,
+// so a before/after comparison sees the same load. It is linked as vpc-cni
+// next to a copy, since the binary acts as the plugin only under that name.
+func beforeBinary(b *testing.B) string {
+	src := os.Getenv("VPC_CNI_BENCH_BEFORE")
+	if src == "" {
+		return ""
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatalf("VPC_CNI_BENCH_BEFORE: %v", err)
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vpcctl"), data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink("vpcctl", filepath.Join(dir, "vpc-cni")); err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "vpc-cni")
+}
+
+// Start-up in plugin mode: CNI_COMMAND=VERSION, which does no I/O beyond
+// printing, against an empty static Go binary (the floor) and one that only
+// links the EC2 and IMDS clients and bbolt (what the plugin cannot drop),
+// built with the Makefile's flags. Target: vpc-cni within 1.5x of empty;
+// sdkonly-vs-empty shows how much of that budget linking the SDK already
+// takes on this machine.
+func BenchmarkVersionStartup(b *testing.B) {
+	requireRoot(b)
+	dir := b.TempDir()
+	for _, name := range []string{"empty", "sdkonly"} {
+		if err := run1(goBinary(), "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name),
+			"./testdata/startup/"+name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := []string{"CNI_COMMAND=VERSION"}
+	var v, e, s samples
+	for b.Loop() {
+		v.timed(b, func() run { return execHere(bin("vpc-cni"), env, nil) })
+		e.timed(b, func() run { return execHere(filepath.Join(dir, "empty"), env, nil) })
+		s.timed(b, func() run { return execHere(filepath.Join(dir, "sdkonly"), env, nil) })
+	}
+	v.report(b, "vpc-version")
+	e.report(b, "empty")
+	s.report(b, "sdkonly")
+	ratio(b, "version-vs-empty", &v, &e)
+	ratio(b, "sdkonly-vs-empty", &s, &e)
+}
+
+// goBinary is the go command: on PATH, or where the Makefile's machines
+// have it.
+func goBinary() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "/usr/local/go/bin/go"
 }
 
 // IPAM only: vpc-cni as the "ipam" of a ptp-style configuration, called the
