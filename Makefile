@@ -5,7 +5,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build test bench lint demo clean
+.PHONY: build test bench bench-plugin lint demo clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -18,6 +18,12 @@ test: build
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+# The README's plugin figures (root): ADD/DEL against ptp + host-local and the
+# VERSION start-up against an empty static binary, contestants interleaved.
+# BEFORE=path/to/an/older/vpcctl adds it to the same rounds.
+bench-plugin: build
+	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'AddDel|VersionStartup' -benchtime 200x ./e2e/
 
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -84,6 +85,35 @@ func (w *world) reportRSS(b *testing.B, metric, path string, conf []byte) {
 	b.ReportMetric(kib, metric)
 }
 
+// rotated runs each contestant once per iteration, in every order in turn:
+// a cycle pays for what the one before it left behind (the namespace the
+// kernel tears down in the background, under the lock netlink calls take;
+// the previous plugin's writes), so a fixed order, or a rotation of one,
+// favours whoever always follows the cheapest.
+func rotated(b *testing.B, contestants []func()) {
+	orders := permutations(len(contestants))
+	for i := 0; b.Loop(); i++ {
+		for _, j := range orders[i%len(orders)] {
+			contestants[j]()
+		}
+	}
+}
+
+// permutations lists every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for at := 0; at <= len(p); at++ {
+			q := append(append(slices.Clone(p[:at]), n-1), p[at:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 func ratio(b *testing.B, name string, ours, theirs *samples) {
 	if theirs.pct(0.5) > 0 {
 		b.ReportMetric(ours.pct(0.5)/theirs.pct(0.5), name)
@@ -109,7 +139,8 @@ func BenchmarkAddDel(b *testing.B) {
 	ours := mustJSON(b, w.conf(nil))
 	theirs := mustJSON(b, map[string]any{"cniVersion": "1.1.0", "name": "vpc", "type": "ptp", "mtu": 9001,
 		"ipam": hostLocalIPAM(b)})
-	var vAdd, vDel, pAdd, pDel samples
+	var vAdd, vDel, pAdd, pDel, bAdd, bDel samples
+	before := beforeBinary(b)
 	cycle := func(path string, conf []byte, add, del *samples) {
 		b.StopTimer()
 		p := w.newPod("bench")
@@ -120,18 +151,87 @@ func BenchmarkAddDel(b *testing.B) {
 		_ = p.ns.Close()
 		b.StartTimer()
 	}
-	for b.Loop() {
-		cycle(bin("vpc-cni"), ours, &vAdd, &vDel)
-		cycle(bin("ptp"), theirs, &pAdd, &pDel)
+	rounds := []func(){
+		func() { cycle(bin("vpc-cni"), ours, &vAdd, &vDel) },
+		func() { cycle(bin("ptp"), theirs, &pAdd, &pDel) },
 	}
+	if before != "" {
+		rounds = append(rounds, func() { cycle(before, ours, &bAdd, &bDel) })
+	}
+	rotated(b, rounds)
 	vAdd.report(b, "vpc-add")
 	vDel.report(b, "vpc-del")
 	pAdd.report(b, "ptp-add")
 	pDel.report(b, "ptp-del")
 	ratio(b, "add-ratio", &vAdd, &pAdd)
 	ratio(b, "del-ratio", &vDel, &pDel)
+	if before != "" {
+		ratio(b, "before-add-ratio", &bAdd, &pAdd)
+		ratio(b, "before-del-ratio", &bDel, &pDel)
+	}
 	w.reportRSS(b, "vpc-add-maxrss-KiB", bin("vpc-cni"), ours)
 	w.reportRSS(b, "ptp-add-maxrss-KiB", bin("ptp"), theirs)
+}
+
+// beforeBinary is VPC_CNI_BENCH_BEFORE: another build of vpcctl (say, of
+// the commit before a change) that BenchmarkAddDel runs in the same rounds,
+// so a before/after comparison sees the same load. It is linked as vpc-cni
+// next to a copy, since the binary acts as the plugin only under that name.
+func beforeBinary(b *testing.B) string {
+	src := os.Getenv("VPC_CNI_BENCH_BEFORE")
+	if src == "" {
+		return ""
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatalf("VPC_CNI_BENCH_BEFORE: %v", err)
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vpcctl"), data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink("vpcctl", filepath.Join(dir, "vpc-cni")); err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "vpc-cni")
+}
+
+// Start-up in plugin mode: CNI_COMMAND=VERSION, which does no I/O beyond
+// printing, against an empty static Go binary (the floor) and one that only
+// links the EC2 and IMDS clients and bbolt (what the plugin cannot drop),
+// built with the Makefile's flags. Target: vpc-cni within 1.5x of empty;
+// sdkonly-vs-empty shows how much of that budget linking the SDK already
+// takes on this machine.
+func BenchmarkVersionStartup(b *testing.B) {
+	requireRoot(b)
+	dir := b.TempDir()
+	for _, name := range []string{"empty", "sdkonly"} {
+		if err := run1(goBinary(), "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name),
+			"./testdata/startup/"+name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := []string{"CNI_COMMAND=VERSION"}
+	var v, e, s samples
+	rotated(b, []func(){
+		func() { v.timed(b, func() run { return execHere(bin("vpc-cni"), env, nil) }) },
+		func() { e.timed(b, func() run { return execHere(filepath.Join(dir, "empty"), env, nil) }) },
+		func() { s.timed(b, func() run { return execHere(filepath.Join(dir, "sdkonly"), env, nil) }) },
+	})
+	v.report(b, "vpc-version")
+	e.report(b, "empty")
+	s.report(b, "sdkonly")
+	ratio(b, "version-vs-empty", &v, &e)
+	ratio(b, "sdkonly-vs-empty", &s, &e)
+}
+
+// goBinary is the go command: on PATH, or where the Makefile's machines
+// have it.
+func goBinary() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "/usr/local/go/bin/go"
 }
 
 // IPAM only: vpc-cni as the "ipam" of a ptp-style configuration, called the

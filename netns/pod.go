@@ -118,19 +118,20 @@ func makeVethPair(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (netl
 	if err := host.LinkAdd(veth); err != nil {
 		return nil, nil, fmt.Errorf("create veth %s (pod end %s): %w", p.HostVeth, p.IfName, err)
 	}
-	hostLink, err := host.LinkByName(p.HostVeth)
-	if err != nil {
-		return nil, nil, fmt.Errorf("find new host veth %s: %w", p.HostVeth, err)
+	// LinkAdd has already looked the new link up for its index, and the MAC
+	// is ours: the host end needs no second lookup.
+	if veth.Index == 0 {
+		return nil, nil, fmt.Errorf("find new host veth %s: no index after create", p.HostVeth)
 	}
 	setHostVethSysctls(p.HostVeth)
-	if err := host.LinkSetUp(hostLink); err != nil {
+	if err := host.LinkSetUp(veth); err != nil {
 		return nil, nil, fmt.Errorf("set %s up: %w", p.HostVeth, err)
 	}
 	podLink, err := pod.LinkByName(p.IfName)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find new pod interface %s: %w", p.IfName, err)
 	}
-	return hostLink, podLink, nil
+	return veth, podLink, nil
 }
 
 // deleteVeth removes the veth called name, if any; another kind of link of
