@@ -12,17 +12,18 @@ import (
 	"vpc-cni/store"
 )
 
-// add takes an address (growing the pool inline if it is empty), wires the
+// add checks its inputs, then takes an address (growing the pool inline if it is empty), wires the
 // pod and prints the result. A wiring failure gives the address back.
 func (v verbs) add(args *skel.CmdArgs) error {
-	c, err := v.begin(args, "ADD", func(t Timeouts) Duration { return t.Add })
+	pod, err := v.admit(args)
+	if err != nil {
+		return err
+	}
+	c, err := v.begin(args, pod, "ADD", func(t Timeouts) Duration { return t.Add })
 	if err != nil {
 		return err
 	}
 	defer c.end()
-	if err := checkNetns(args.Netns); err != nil {
-		return err
-	}
 	a, err := c.take()
 	if err != nil {
 		c.log.Warn("no address", "err", err)
@@ -51,7 +52,7 @@ func (v verbs) add(args *skel.CmdArgs) error {
 // grown inline when allowed.
 func (c *call) take() (store.Assignment, error) {
 	want := store.Assignment{Key: c.key(), ContainerID: c.args.ContainerID, IfName: c.args.IfName,
-		Network: c.cfg.Network, Netns: c.args.Netns, PodNamespace: c.pod.Namespace, PodName: c.pod.Name,
+		Network: c.cfg.Network, Netns: c.netns, PodNamespace: c.pod.Namespace, PodName: c.pod.Name,
 		PodUID: c.pod.UID, HostVeth: c.hostVeth()}
 	a, err := c.takeOnce(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
@@ -151,7 +152,7 @@ func (c *call) giveBack(a store.Assignment) {
 }
 
 func (c *call) podWiring(a store.Assignment) netns.Pod {
-	return netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
+	return netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
 		MTU: c.cfg.MTU, IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
 }
 

@@ -13,7 +13,11 @@ import (
 // check verifies the reservation and, as the interface plugin, every
 // piece of the wiring; the error names what is missing.
 func (v verbs) check(args *skel.CmdArgs) error {
-	c, err := v.begin(args, "CHECK", func(t Timeouts) Duration { return t.Check })
+	pod, err := v.admit(args)
+	if err != nil {
+		return err
+	}
+	c, err := v.begin(args, pod, "CHECK", func(t Timeouts) Duration { return t.Check })
 	if err != nil {
 		return err
 	}
@@ -33,9 +37,6 @@ func (v verbs) check(args *skel.CmdArgs) error {
 			return types.NewError(types.ErrInternal, "policy rules: "+err.Error(), "")
 		}
 		return nil
-	}
-	if err := checkNetns(args.Netns); err != nil {
-		return err
 	}
 	if err := c.host.CheckPod(c.podWiring(a)); err != nil {
 		return types.NewError(types.ErrInternal, "pod wiring: "+err.Error(), "")

@@ -47,14 +47,17 @@ func TestCheckAsIPAMDelegateChecksOnlyTheRules(t *testing.T) {
 	if _, err := n.run("ADD", n.args("c1", n.ipamConf("1.1.0", nil))); err != nil {
 		t.Fatal(err)
 	}
-	// The interface plugin owns the namespace; a delegate does not look at it.
+	// The interface plugin owns the namespace's wiring; a delegate does not
+	// look into it, but still checks up front that the path is a pod's.
+	if _, err := n.run("CHECK", n.args("c1", n.ipamConf("1.1.0", nil))); err != nil || len(n.host.pods) != 0 {
+		t.Fatalf("CHECK: %v, pods %v", err, n.host.pods)
+	}
 	args := n.args("c1", n.ipamConf("1.1.0", nil))
 	args.Netns = "/proc/nonexistent/ns/net"
-	if _, err := n.run("CHECK", args); err != nil {
-		t.Fatal(err)
-	}
+	_, err := n.run("CHECK", args)
+	wantCode(t, err, types.ErrInvalidNetNS, "/proc/nonexistent/ns/net does not exist")
 	clear(n.host.rules)
-	_, err := n.run("CHECK", n.args("c1", n.ipamConf("1.1.0", nil)))
+	_, err = n.run("CHECK", n.args("c1", n.ipamConf("1.1.0", nil)))
 	wantCode(t, err, types.ErrInternal, "policy rules: no rule from 100.64.1.10 to table 2")
 }
 

@@ -15,13 +15,27 @@ import (
 
 // del tears the pod's wiring down, then gives its address back (to cool
 // down before reuse). It succeeds when things are already gone: DEL twice,
-// DEL without ADD, DEL after the namespace was deleted.
+// DEL without ADD, DEL after the namespace was deleted. Inputs ADD refuses
+// name nothing that was ever set up, so DEL of them succeeds and touches
+// nothing; a CNI_NETNS that ADD refuses (the node's own namespace, a file)
+// is treated as gone, so the node is never unwired as if it were the pod.
 func (v verbs) del(args *skel.CmdArgs) error {
-	c, err := v.begin(args, "DEL", func(t Timeouts) Duration { return t.Del })
+	pod, inputErr := checkInput(args)
+	c, err := v.begin(args, pod, "DEL", func(t Timeouts) Duration { return t.Del })
 	if err != nil {
 		return err
 	}
 	defer c.end()
+	if inputErr != nil {
+		c.log.Warn("DEL of inputs ADD refuses: nothing was set up for them", "err", inputErr)
+		return nil
+	}
+	if args.Netns != "" {
+		if err := v.podNetns(args.Netns); err != nil {
+			c.log.Warn("the pod's namespace is gone or unusable; tearing down the node side only", "err", err)
+			c.netns = ""
+		}
+	}
 	a, found, err := c.assignment()
 	if err != nil {
 		return err
@@ -81,10 +95,10 @@ func (c *call) release(key string) error {
 func (c *call) teardownSpec(a store.Assignment, found bool) netns.Pod {
 	if found {
 		p := podgc.PodOf(a)
-		p.NetnsPath, p.IfName = c.args.Netns, c.args.IfName
+		p.NetnsPath, p.IfName = c.netns, c.args.IfName
 		return p
 	}
-	p := netns.Pod{NetnsPath: c.args.Netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
+	p := netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
 	if ip, ok := prevIP(c.cfg.PrevResult); ok {
 		p.IP = ip
 	}

@@ -15,7 +15,7 @@ import (
 // lists in cni.dev/valid-attachments, tearing its wiring down first. It keeps
 // going after errors and reports them together.
 func (v verbs) gc(args *skel.CmdArgs) error {
-	c, err := v.begin(args, "GC", func(t Timeouts) Duration { return t.Del })
+	c, err := v.begin(args, podArgs{}, "GC", func(t Timeouts) Duration { return t.Del })
 	if err != nil {
 		return err
 	}

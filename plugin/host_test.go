@@ -25,12 +25,32 @@ type fakeHost struct {
 	rules map[netip.Addr]int
 	torn  []netns.Pod // every TeardownPod, in order
 	fail  map[string]error
+	// node is the path of the plugin's own namespace; notNetns are paths
+	// that exist but are no network namespace. Any other existing path
+	// stands for a pod's namespace.
+	node     string
+	notNetns map[string]bool
 }
 
 var _ Host = (*fakeHost)(nil)
 
 func newFakeHost() *fakeHost {
-	return &fakeHost{pods: map[netip.Addr]netns.Pod{}, rules: map[netip.Addr]int{}, fail: map[string]error{}}
+	return &fakeHost{pods: map[netip.Addr]netns.Pod{}, rules: map[netip.Addr]int{}, fail: map[string]error{},
+		notNetns: map[string]bool{}}
+}
+
+// CheckNetns answers as netns.CheckPodNetns does, from the paths it was told.
+func (h *fakeHost) CheckNetns(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return err
+	}
+	if path == h.node {
+		return fmt.Errorf("%s %w", path, netns.ErrNodeNetns)
+	}
+	if h.notNetns[path] {
+		return fmt.Errorf("%s %w (it is a regular file)", path, netns.ErrNotNetns)
+	}
+	return nil
 }
 
 func (h *fakeHost) SetupPod(p netns.Pod) (netns.Wired, error) {

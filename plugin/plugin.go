@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -41,6 +40,7 @@ type call struct {
 	args    *skel.CmdArgs
 	cfg     *Config
 	pod     podArgs
+	netns   string // the pod's namespace; empty when DEL found it gone or unusable
 	store   *store.Store
 	log     *slog.Logger
 	ctx     context.Context
@@ -51,17 +51,19 @@ type call struct {
 	low     bool         // the ADD left the pool under its target
 }
 
-// begin parses the configuration and opens the log and the store.
-func (v verbs) begin(args *skel.CmdArgs, verb string, timeout func(Timeouts) Duration) (*call, error) {
+// begin parses the configuration and opens the log and the store (which
+// opens the file at its first transaction). The verbs check the runtime's
+// inputs, the namespace included, before they begin.
+func (v verbs) begin(args *skel.CmdArgs, pod podArgs, verb string, timeout func(Timeouts) Duration) (*call, error) {
 	cfg, err := ParseConfig(args.StdinData)
 	if err != nil {
 		return nil, err
 	}
-	pod, err := parsePodArgs(args.Args)
-	if err != nil {
-		return nil, err
-	}
-	c := &call{verbs: v, args: args, cfg: cfg, pod: pod}
+	// skel compares CNI_NETNS with the plugin's namespace only after the
+	// verb has run, turning a DEL that rightly succeeded into code 8 (and a
+	// runtime's endless retries). The verbs check it first, themselves.
+	args.NetnsOverride = "1"
+	c := &call{verbs: v, args: args, cfg: cfg, pod: pod, netns: args.Netns}
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), timeout(cfg.Timeouts).Duration)
 	c.log, c.logFile = openLog(cfg, verb, args.ContainerID)
 	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true})
@@ -108,17 +110,6 @@ func shortID(id string) string {
 	return id
 }
 
-// checkNetns rejects a netns path that does not exist (code 8).
-func checkNetns(path string) error {
-	if path == "" {
-		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is required", "")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return types.NewError(types.ErrInvalidNetNS, fmt.Sprintf("network namespace %s: %v", path, err), "")
-	}
-	return nil
-}
-
 // storeErr maps a store failure to the CNI error a runtime understands.
 func storeErr(what string, err error) error {
 	var te *types.Error
@@ -130,33 +121,6 @@ func storeErr(what string, err error) error {
 		code = types.ErrTryAgainLater
 	}
 	return types.NewError(code, what+": "+err.Error(), "")
-}
-
-// podArgs are the Kubernetes CNI_ARGS.
-type podArgs struct {
-	Namespace, Name, UID string
-}
-
-func parsePodArgs(args string) (podArgs, error) {
-	var p podArgs
-	for _, kv := range strings.Split(args, ";") {
-		if kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return p, types.NewError(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("CNI_ARGS: %q is not KEY=VALUE", kv), "")
-		}
-		switch k {
-		case "K8S_POD_NAMESPACE":
-			p.Namespace = v
-		case "K8S_POD_NAME":
-			p.Name = v
-		case "K8S_POD_UID":
-			p.UID = v
-		}
-	}
-	return p, nil
 }
 
 func (c *call) now() time.Time { return time.Now() }

@@ -14,7 +14,7 @@ import (
 // status answers whether an ADD can be served now: an address is free, or
 // inline grow could get one. It never waits on the reconcile lock.
 func (v verbs) status(args *skel.CmdArgs) error {
-	c, err := v.begin(args, "STATUS", func(t Timeouts) Duration { return t.Status })
+	c, err := v.begin(args, podArgs{}, "STATUS", func(t Timeouts) Duration { return t.Status })
 	if err != nil {
 		return err
 	}
