@@ -45,6 +45,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			eventsCommand(),
 			metricsCommand(),
 			doctorCommand(),
+			stateCommand(),
 			simCommand(),
 			versionCommand(),
 			completionCommand(),

@@ -63,6 +63,9 @@ Examples:
 // diagnose runs every check; none of them writes.
 func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 	status, err := loadStatus(st, in, now)
+	if errors.Is(err, store.ErrDamaged) {
+		return []Finding{checkStore(st)} // the whole walk, not only where status read
+	}
 	if err != nil {
 		return []Finding{{"state file", false, err.Error()}}
 	}
@@ -73,11 +76,16 @@ func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 		checkGrowth(status), checkGarbage(st)}
 }
 
+// checkStore walks every page of the file (a damaged page is found even
+// where no status read reaches), then the store's own invariants.
 func checkStore(st *store.Store) Finding {
-	if err := st.View(func(tx *store.Tx) error { return tx.Check() }); err != nil {
-		return Finding{"state file", false, err.Error() + "; keep a copy of state.db and report it"}
+	if err := st.CheckFile(); err != nil {
+		return Finding{"state file", false, err.Error()}
 	}
-	return Finding{"state file", true, st.Path() + " is consistent"}
+	if err := st.View(func(tx *store.Tx) error { return tx.Check() }); err != nil {
+		return Finding{"state file", false, err.Error() + "; keep a copy of state.db and report it, then run `vpcctl state rebuild`"}
+	}
+	return Finding{"state file", true, st.Path() + " is consistent; every page is readable"}
 }
 
 func checkLastReconcile(s PoolStatus, now time.Time) Finding {

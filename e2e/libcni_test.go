@@ -15,9 +15,10 @@ import (
 // its result cache in a temp dir. Every call execs the plugins from a thread
 // in the node netns.
 type runtime struct {
-	w    *world
-	cni  *libcni.CNIConfig
-	list *libcni.NetworkConfigList
+	w        *world
+	cni      *libcni.CNIConfig
+	list     *libcni.NetworkConfigList
+	cacheDir string // libcni's cache: results/ holds what it needs to DEL
 }
 
 // conflist wraps copies of plugin configurations into a 1.1.0 list named
@@ -40,7 +41,8 @@ func (w *world) runtime(list map[string]any) *runtime {
 	if err != nil {
 		w.tb.Fatal(err)
 	}
-	return &runtime{w: w, cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, w.tb.TempDir(), nil), list: parsed}
+	cache := w.tb.TempDir()
+	return &runtime{w: w, cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, cache, nil), list: parsed, cacheDir: cache}
 }
 
 func (r *runtime) conf(p *pod, caps map[string]any) *libcni.RuntimeConf {

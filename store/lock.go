@@ -55,7 +55,7 @@ func (s *Store) lockDB(write bool) (func(), error) {
 // a waiter as soon as the holder unlocks (bbolt's own lock polls every
 // 50 ms, which under contention gives long, unfair waits).
 func lockFile(path string, how int, timeout time.Duration) (func(), bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, os.ErrPermission) && how == lockSH {
 		f, err = os.Open(path)
 	}

@@ -145,26 +145,6 @@ func (s *Store) Update(fn func(*Tx) error) error {
 	return s.run(true, fn)
 }
 
-func (s *Store) prepareDir() error {
-	if s.readOnly {
-		info, err := os.Stat(s.dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("state directory %s: %w", s.dir, ErrNotInitialized)
-		}
-		if err != nil {
-			return fmt.Errorf("state directory %s: %w", s.dir, err)
-		}
-		if !info.IsDir() {
-			return fmt.Errorf("state directory %s: not a directory", s.dir)
-		}
-		return nil
-	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("state directory %s: %w", s.dir, err)
-	}
-	return nil
-}
-
 // peekVersion reads the schema version through a read-only open, so a
 // foreign or newer file is rejected before anything opens it for writing.
 // A missing or empty file is version 0.
@@ -173,8 +153,11 @@ func (s *Store) peekVersion() (int, error) {
 		return 0, err
 	}
 	version := 0
-	err := s.withDB(false, func(db *bolt.DB) error {
+	err := s.withDB(false, false, func(db *bolt.DB, size int64) error {
 		return db.View(func(btx *bolt.Tx) error {
+			if err := checkSize(btx, s.path, size); err != nil {
+				return err
+			}
 			var err error
 			version, err = schemaVersion(btx, s.path)
 			return err
@@ -185,12 +168,15 @@ func (s *Store) peekVersion() (int, error) {
 
 // fileExists reports whether the state file exists with content.
 func (s *Store) fileExists() (bool, error) {
-	info, err := os.Stat(s.path)
+	info, err := os.Lstat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("state database %s: %w", s.path, err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return false, symlinkError(s.path)
 	}
 	if !info.Mode().IsRegular() {
 		return false, fmt.Errorf("state database %s: not a regular file: %w", s.path, ErrNotVPCCNI)
@@ -206,9 +192,12 @@ func (s *Store) run(write bool, fn func(*Tx) error) error {
 			return fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
 		}
 	}
-	return s.withDB(write, func(db *bolt.DB) error {
+	return s.withDB(write, false, func(db *bolt.DB, size int64) error {
 		if write {
 			return db.Update(func(btx *bolt.Tx) error {
+				if err := checkSize(btx, s.path, size); err != nil {
+					return err
+				}
 				if err := prepareWrite(btx, s.path); err != nil {
 					return err
 				}
@@ -216,6 +205,9 @@ func (s *Store) run(write bool, fn func(*Tx) error) error {
 			})
 		}
 		return db.View(func(btx *bolt.Tx) error {
+			if err := checkSize(btx, s.path, size); err != nil {
+				return err
+			}
 			if err := checkReadable(btx, s.path); err != nil {
 				return err
 			}
@@ -224,33 +216,55 @@ func (s *Store) run(write bool, fn func(*Tx) error) error {
 	})
 }
 
-// withDB locks, opens, runs fn and closes: the database is open only for fn.
-func (s *Store) withDB(write bool, fn func(*bolt.DB) error) error {
+// withDB locks, opens, runs fn and closes: the database is open only for fn,
+// which gets the file's size as it was opened. A panic or memory fault
+// while the file is open (a damaged file) becomes an ErrDamaged error.
+// preload reads the free page list on open, which a read-only open
+// otherwise leaves for later.
+func (s *Store) withDB(write, preload bool, fn func(db *bolt.DB, size int64) error) (err error) {
 	unlock, err := s.lockDB(write)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	opts := &bolt.Options{Timeout: s.timeout, ReadOnly: !write}
+	defer guardFaults()()
+	var (
+		db   *bolt.DB
+		file *os.File // as bbolt opened it, to let go of a damaged file
+		size int64
+	)
+	defer func() {
+		if r := recover(); r != nil {
+			// bbolt may have panicked holding its own locks (db.Close could
+			// hang) or inside Open (there is no db to close).
+			recoverDamage(s.path, &err, r)
+			letGo(file)
+			return
+		}
+		if db != nil {
+			if benchHook != nil {
+				benchHook.closing(db)
+			}
+			if cerr := db.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing %s: %w", s.path, cerr)
+			}
+		}
+	}()
+	opts := &bolt.Options{Timeout: s.timeout, ReadOnly: !write, PreLoadFreelist: preload, OpenFile: s.openFile(&file, &size)}
 	if benchHook != nil {
 		benchHook.opening(opts)
 	}
-	db, err := bolt.Open(s.path, 0o600, opts)
+	db, err = bolt.Open(s.path, 0o600, opts)
 	if err != nil {
 		return s.openError(err)
 	}
-	err = fn(db)
-	if benchHook != nil {
-		benchHook.closing(db)
-	}
-	if cerr := db.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("closing %s: %w", s.path, cerr)
-	}
-	return err
+	return fn(db, size)
 }
 
 func (s *Store) openError(err error) error {
 	switch {
+	case errors.Is(err, ErrUnsafe):
+		return err
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
 		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
 		return fmt.Errorf("%s: %w (%v); the file was left unchanged", s.path, ErrNotVPCCNI, err)

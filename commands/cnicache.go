@@ -1,0 +1,72 @@
+package commands
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"vpc-cni/netns"
+)
+
+// cniCached is the part of libcni's result cache (<cache dir>/results/
+// <network>-<container ID>-<interface>) that names a pod's interface: what
+// containerd and CRI-O keep so they can DEL after a restart.
+type cniCached struct {
+	ContainerID string      `json:"containerId"`
+	IfName      string      `json:"ifName"`
+	NetworkName string      `json:"networkName"`
+	Netns       string      `json:"netns"`
+	CniArgs     [][2]string `json:"cniArgs"`
+	Result      struct {
+		IPs []struct {
+			Address string `json:"address"`
+		} `json:"ips"`
+	} `json:"result"`
+}
+
+func (c cniCached) arg(name string) string {
+	for _, kv := range c.CniArgs {
+		if kv[0] == name {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+func (c cniCached) hasIP(ip netip.Addr) bool {
+	for _, a := range c.Result.IPs {
+		if p, err := netip.ParsePrefix(a.Address); err == nil && p.Addr() == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// readCNICache reads every entry of dir it can parse; a missing dir is none.
+func readCNICache(dir string) []cniCached {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var out []cniCached
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		var c cniCached
+		if err == nil && json.Unmarshal(raw, &c) == nil && c.ContainerID != "" && c.IfName != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// matchCache finds the entry of w: its address in the result, and its
+// namespace and interface when the entry records them.
+func matchCache(cache []cniCached, w netns.PodWiring) (cniCached, bool) {
+	for _, c := range cache {
+		if !c.hasIP(w.IP) {
+			continue
+		}
+		if (c.Netns == "" || w.Netns == "" || c.Netns == w.Netns) && (w.IfName == "" || c.IfName == w.IfName) {
+			return c, true
+		}
+	}
+	return cniCached{}, false
+}

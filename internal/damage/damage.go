@@ -1,0 +1,80 @@
+// Package damage breaks a bbolt file the ways a bad disk or a careless copy
+// does, for the tests that show a damaged state is an error, not a crash.
+package damage
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Kinds are the damages every entry point must survive.
+var Kinds = []string{"truncated below the high-water mark", "truncated to half", "page overwritten"}
+
+// Do applies the named damage to the bbolt file at path.
+func Do(path, kind string) error {
+	switch kind {
+	case Kinds[0]:
+		hwm, _, err := highWater(path)
+		if err != nil {
+			return err
+		}
+		return os.Truncate(path, hwm-hwm/4)
+	case Kinds[1]:
+		info, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		return os.Truncate(path, info.Size()/2)
+	case Kinds[2]:
+		return overwriteRoot(path)
+	}
+	return fmt.Errorf("unknown damage %q", kind)
+}
+
+// highWater is the size the file's pages reach and its page size.
+func highWater(path string) (hwm int64, pageSize int, err error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error { hwm = tx.Size(); return nil })
+	return hwm, db.Info().PageSize, err
+}
+
+// overwriteRoot fills the page of the root bucket, which every transaction
+// reads to find its buckets, with bytes that are not a page.
+func overwriteRoot(path string) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	var root uint64
+	err = db.View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Cursor().Bucket().Root())
+		return nil
+	})
+	pageSize := db.Info().PageSize
+	db.Close()
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	junk := bytes.Repeat([]byte{0}, pageSize)
+	r := rand.New(rand.NewPCG(uint64(root), 9))
+	for i := range junk {
+		junk[i] = byte(r.Uint32())
+	}
+	if _, err := f.WriteAt(junk, int64(root)*int64(pageSize)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,104 @@
+package netns
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+)
+
+// PodWiring is one pod interface as the node's kernel shows it: what
+// `vpcctl state rebuild` recovers when the state file is lost.
+type PodWiring struct {
+	HostVeth string
+	IP       netip.Addr // the /32 route through HostVeth
+	Table    int        // the prio 1536 rule's table; 0 for an address of the primary ENI
+	Netns    string     // a path to the namespace the veth leads to; "" if none was found
+	IfName   string     // the pod side's name in that namespace
+}
+
+// NetnsDirs are where named network namespaces are bind-mounted (ip netns,
+// containerd, CRI-O); /proc/<pid>/ns/net is searched after them.
+var NetnsDirs = []string{"/var/run/netns", "/run/netns"}
+
+// DiscoverPods reads every pod veth of the calling thread's namespace with
+// its /32 route and rules, and finds the namespace at its other end: the
+// veth's link-netnsid matched against the ids of the named namespaces and of
+// every process's namespace.
+func DiscoverPods() ([]PodWiring, error) {
+	var out []PodWiring
+	err := withHost(func(h *netlink.Handle) error {
+		veths, err := listPodVeths(h)
+		if err != nil {
+			return err
+		}
+		routes, err := listPodRoutes(h, veths)
+		if err != nil {
+			return err
+		}
+		rules, err := listPodRules(h)
+		if err != nil {
+			return err
+		}
+		paths := netnsByID(h)
+		for _, l := range veths {
+			p := PodWiring{HostVeth: l.Attrs().Name, Netns: paths[l.Attrs().NetNsID]}
+			for _, r := range routes {
+				if r.Veth == p.HostVeth {
+					p.IP = r.IP
+				}
+			}
+			for _, r := range rules {
+				if r.Priority == PrioFromPod && r.IP == p.IP && p.IP.IsValid() {
+					p.Table = r.Table
+				}
+			}
+			if p.Netns != "" {
+				p.IfName = peerName(p.Netns, l.Attrs().ParentIndex)
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// netnsByID maps the netnsids this namespace has given to others onto a
+// path for each, a named one first.
+func netnsByID(h *netlink.Handle) map[int]string {
+	var candidates []string
+	for _, dir := range NetnsDirs {
+		names, _ := filepath.Glob(filepath.Join(dir, "*"))
+		candidates = append(candidates, names...)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/ns/net")
+	candidates = append(candidates, procs...)
+	paths := map[int]string{}
+	for _, path := range candidates {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		id, err := h.GetNetNsIdByFd(int(f.Fd()))
+		f.Close()
+		if _, seen := paths[id]; err == nil && id >= 0 && !seen {
+			paths[id] = path
+		}
+	}
+	return paths
+}
+
+// peerName is the name of interface index in the namespace at path.
+func peerName(path string, index int) string {
+	var name string
+	_ = withPod(path, func(h *netlink.Handle, _ vnetns.NsHandle) error {
+		l, err := h.LinkByIndex(index)
+		if err == nil {
+			name = l.Attrs().Name
+		}
+		return err
+	})
+	return name
+}

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"vpc-cni/pool"
+)
+
+// Restore records a pod's assignment of a known address, as
+// `vpcctl state rebuild` recovers it from the kernel: the address must be
+// in the pool and not assigned to another key. It keeps a.Time when set.
+func (t *Tx) Restore(a Assignment, now time.Time) (Assignment, error) {
+	a, err := a.normalize()
+	if err != nil {
+		return a, err
+	}
+	rec, ok, err := t.addr(a.IP)
+	if err != nil {
+		return a, err
+	}
+	if !ok {
+		return a, fmt.Errorf("%s is not in the pool (EC2 does not list it on this node's ENIs): %w", a.IP, ErrNotFound)
+	}
+	if rec.State == pool.Assigned {
+		if rec.Owner == a.Key {
+			return a, nil
+		}
+		return a, fmt.Errorf("%s is already assigned to %s: %w", a.IP, rec.Owner, ErrAssigned)
+	}
+	e, err := t.mustENI(rec.ENIID)
+	if err != nil {
+		return a, err
+	}
+	when := a.Time
+	out, err := t.assign(a, e.DeviceIndex, a.IP, now)
+	if err == nil && !when.IsZero() {
+		out.Time = when
+		err = t.putJSON(bAssignments, []byte(out.Key), out)
+	}
+	return out, err
+}
