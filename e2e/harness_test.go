@@ -36,7 +36,7 @@ var binDir, skipWhy string
 // with or compare against, built from the module cache at go.mod's version.
 var refPlugins = []string{
 	"meta/portmap", "meta/bandwidth", "meta/tuning", "meta/sbr",
-	"main/ptp", "main/bridge", "ipam/host-local",
+	"main/ptp", "main/bridge", "main/loopback", "ipam/host-local", // loopback: containerd's CRI plugin sets up lo with it
 }
 
 func TestMain(m *testing.M) {
