@@ -66,10 +66,7 @@ func TestMain(m *testing.M) {
 // buildBinaries builds vpcctl with the Makefile's own flags (so benchmarks
 // measure the binary that ships) and the reference plugins next to it.
 func buildBinaries(dir string) error {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = "/usr/local/go/bin/go"
-	}
+	goBin := goBinary()
 	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOMOD: %v", err)

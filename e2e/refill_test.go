@@ -22,8 +22,11 @@ func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
 	w.add(w.newPod("first"), mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true})))
 	w.waitFor("a second ENI created by the background reconcile", func() bool { return w.attachedENIs() == 2 })
 	w.waitForReconcileToFinish()
-	if log, err := os.ReadFile(filepath.Join(w.stateDir, "plugin.log")); err != nil || !strings.Contains(string(log), `"plan"`) {
-		t.Errorf("the background pass's report is not in the plugin log (%v):\n%s", err, log)
+	logFile := filepath.Join(w.stateDir, "plugin.log")
+	waitBackgroundPasses(t, logFile) // the child logs its summary after it drops the lock
+	if log, err := os.ReadFile(logFile); err != nil || !strings.Contains(string(log), `msg="reconcile pass"`) ||
+		!strings.Contains(string(log), "CreateNetworkInterface") {
+		t.Errorf("the background pass's summary is not in the plugin log (%v):\n%s", err, log)
 	}
 	w.view(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()
