@@ -3,6 +3,8 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -27,6 +29,7 @@ type PoolStatus struct {
 	Shortfall     *ShortfallStatus `json:"shortfall,omitempty"`
 	ENIs          []ENIStatus      `json:"enis"`
 	Assignments   int              `json:"assignments"`
+	Pods          []PodStatus      `json:"pods"` // who holds each assigned address
 	Intents       int              `json:"intentsInFlight"`
 	GrowBlocked   string           `json:"growBlocked,omitempty"`
 	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
@@ -55,7 +58,35 @@ type AddrState struct {
 	Block string    `json:"block"`
 	State string    `json:"state"`
 	Since time.Time `json:"since"`
-	Owner string    `json:"owner,omitempty"`
+	Owner string    `json:"owner,omitempty"` // "<containerID>/<ifName>"
+	Pod   string    `json:"pod,omitempty"`   // "<namespace>/<name>" of the owner
+}
+
+// PodStatus is one pod interface holding an address.
+type PodStatus struct {
+	Pod         string    `json:"pod"` // "<namespace>/<name>"; "-" when the runtime passed no pod name
+	Namespace   string    `json:"namespace,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	ContainerID string    `json:"containerId"`
+	IfName      string    `json:"ifName"`
+	IP          string    `json:"ip"`
+	ENIID       string    `json:"eniId"`
+	Since       time.Time `json:"since"`
+}
+
+// podStatus names the pod of an assignment.
+func podStatus(a store.Assignment) PodStatus {
+	return PodStatus{Pod: podName(a.PodNamespace, a.PodName), Namespace: a.PodNamespace, Name: a.PodName,
+		ContainerID: a.ContainerID, IfName: a.IfName, IP: a.IP.String(), ENIID: a.ENIID, Since: a.Time}
+}
+
+// podName is "namespace/name", or "-" for an interface added without
+// Kubernetes arguments.
+func podName(namespace, name string) string {
+	if name == "" {
+		return "-"
+	}
+	return namespace + "/" + name
 }
 
 func poolStatusCommand() *cli.Command {
@@ -106,7 +137,7 @@ type storedState struct {
 // loadStatus reads the store and computes the figures with the knobs as
 // this invocation resolves them (in: its environment and the file).
 func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
-	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}}
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
 	if in.File != nil {
 		s.ConfigFile = in.File.Path
 	}
@@ -135,8 +166,12 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
 		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)
 	}
+	pods := map[string]string{}
+	for _, p := range s.Pods {
+		pods[store.AssignmentKey(p.ContainerID, p.IfName)] = p.Pod
+	}
 	for _, e := range ss.snap.ENIs {
-		s.ENIs = append(s.ENIs, eniStatus(e, cfg.Pool.Cooldown, now))
+		s.ENIs = append(s.ENIs, eniStatus(e, pods, cfg.Pool.Cooldown, now))
 	}
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
@@ -166,6 +201,10 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 		return ss, err
 	}
 	s.Assignments, s.Intents = len(as), len(in)
+	for _, a := range as {
+		s.Pods = append(s.Pods, podStatus(a))
+	}
+	slices.SortStableFunc(s.Pods, func(a, b PodStatus) int { return strings.Compare(a.Pod, b.Pod) })
 	if r, ok, err := tx.ReconcileReport(); err != nil {
 		return ss, err
 	} else if ok {
@@ -174,7 +213,8 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 	return ss, nil
 }
 
-func eniStatus(e pool.ENI, cooldown time.Duration, now time.Time) ENIStatus {
+// eniStatus counts e's addresses by state; pods maps an owner key to its pod.
+func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now time.Time) ENIStatus {
 	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
 		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{}}
 	for _, b := range e.Blocks {
@@ -196,7 +236,7 @@ func eniStatus(e pool.ENI, cooldown time.Duration, now time.Time) ENIStatus {
 				es.Releasing++
 			}
 			es.Addresses = append(es.Addresses, AddrState{IP: a.IP.String(), Block: b.CIDR.String(),
-				State: string(state), Since: a.Since, Owner: a.Owner})
+				State: string(state), Since: a.Since, Owner: a.Owner, Pod: pods[a.Owner]})
 		}
 	}
 	return es

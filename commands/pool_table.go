@@ -38,12 +38,19 @@ func statusTable(t *table, s PoolStatus) {
 	for _, e := range s.ENIs {
 		t.row(e.ID, e.DeviceIndex, yesNo(e.Ready), e.PrimaryIP, e.Blocks, e.Free, e.Cooling, e.Assigned, e.Releasing)
 	}
+	if len(s.Pods) > 0 {
+		t.blank()
+		t.row("POD", "ADDRESS", "ENI", "SINCE")
+		for _, p := range s.Pods {
+			t.row(p.Pod, p.IP, p.ENIID, p.Since.Format(time.RFC3339))
+		}
+	}
 	if t.wide {
 		t.blank()
-		t.row("ADDRESS", "BLOCK", "ENI", "STATE", "SINCE", "OWNER")
+		t.row("ADDRESS", "BLOCK", "ENI", "STATE", "SINCE", "POD", "OWNER")
 		for _, e := range s.ENIs {
 			for _, a := range e.Addresses {
-				t.row(a.IP, a.Block, e.ID, a.State, a.Since.Format(time.RFC3339), dash(a.Owner))
+				t.row(a.IP, a.Block, e.ID, a.State, a.Since.Format(time.RFC3339), dash(a.Pod), dash(a.Owner))
 			}
 		}
 	}

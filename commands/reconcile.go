@@ -3,6 +3,9 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -29,6 +32,7 @@ Examples:
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
 			metricsFileFlag,
+			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
 		Before: noArgs,
@@ -37,6 +41,10 @@ Examples:
 				return err
 			}
 			rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
+			if rep != nil && c.Bool("log-summary") {
+				logSummary(rep)
+				return err
+			}
 			if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
 				if rerr := renderReport(c, rep); rerr != nil {
 					return rerr
@@ -113,6 +121,24 @@ func reportRows(t *table, rep *reconcile.Report) {
 		}
 		t.row("TOOK", rep.Duration.Round(time.Millisecond))
 	}
+}
+
+// logSummary is a pass in one log line; the whole report stays in the state
+// file (pool status, events).
+func logSummary(rep *reconcile.Report) {
+	did := make([]string, len(rep.Plan.Actions))
+	for i, a := range rep.Plan.Actions {
+		did[i] = describeAction(a)
+	}
+	if len(did) == 0 {
+		did = append(did, "nothing to do")
+	}
+	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", countCalls(rep.Calls),
+		"findings", len(rep.Findings), "took", rep.Duration.Round(time.Millisecond)}
+	if len(rep.Failed) > 0 {
+		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))
+	}
+	slog.Info("reconcile pass", attrs...)
 }
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -223,15 +222,6 @@ func BenchmarkVersionStartup(b *testing.B) {
 	s.report(b, "sdkonly")
 	ratio(b, "version-vs-empty", &v, &e)
 	ratio(b, "sdkonly-vs-empty", &s, &e)
-}
-
-// goBinary is the go command: on PATH, or where the Makefile's machines
-// have it.
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "/usr/local/go/bin/go"
 }
 
 // IPAM only: vpc-cni as the "ipam" of a ptp-style configuration, called the

@@ -37,7 +37,7 @@ var binDir, skipWhy string
 // with or compare against, built from the module cache at go.mod's version.
 var refPlugins = []string{
 	"meta/portmap", "meta/bandwidth", "meta/tuning", "meta/sbr",
-	"main/ptp", "main/bridge", "ipam/host-local",
+	"main/ptp", "main/bridge", "main/loopback", "ipam/host-local", // loopback: containerd's CRI plugin sets up lo with it
 }
 
 func TestMain(m *testing.M) {
@@ -67,10 +67,7 @@ func TestMain(m *testing.M) {
 // buildBinaries builds vpcctl with the Makefile's own flags (so benchmarks
 // measure the binary that ships) and the reference plugins next to it.
 func buildBinaries(dir string) error {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = "/usr/local/go/bin/go"
-	}
+	goBin := goBinary()
 	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOMOD: %v", err)

@@ -21,13 +21,13 @@ func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
 	}
 	w.add(w.newPod("first"), mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true})))
 	w.waitFor("a second ENI created by the background reconcile", func() bool { return w.attachedENIs() == 2 })
-	// The pass writes its report after it has committed the new ENI: wait
-	// for the report itself, not for the lock.
-	w.waitFor("the background pass's report in the plugin log", func() bool {
-		log, _ := os.ReadFile(filepath.Join(w.stateDir, "plugin.log"))
-		return strings.Contains(string(log), `"plan"`)
-	})
 	w.waitForReconcileToFinish()
+	logFile := filepath.Join(w.stateDir, "plugin.log")
+	waitBackgroundPasses(t, logFile) // the child logs its summary after it drops the lock
+	if log, err := os.ReadFile(logFile); err != nil || !strings.Contains(string(log), `msg="reconcile pass"`) ||
+		!strings.Contains(string(log), "CreateNetworkInterface") {
+		t.Errorf("the background pass's summary is not in the plugin log (%v):\n%s", err, log)
+	}
 	w.view(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()
 		if err == nil && len(snap.ENIs) != 2 {

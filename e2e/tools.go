@@ -9,6 +9,7 @@ import (
 	_ "github.com/containernetworking/cni/libcni"
 	_ "github.com/containernetworking/plugins/plugins/ipam/host-local"
 	_ "github.com/containernetworking/plugins/plugins/main/bridge"
+	_ "github.com/containernetworking/plugins/plugins/main/loopback"
 	_ "github.com/containernetworking/plugins/plugins/main/ptp"
 	_ "github.com/containernetworking/plugins/plugins/meta/bandwidth"
 	_ "github.com/containernetworking/plugins/plugins/meta/portmap"

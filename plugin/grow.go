@@ -86,10 +86,11 @@ func (c *call) maybeRefill() {
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
-	cmd := exec.Command(self, append(args, "reconcile", "--timeout", "2m", "-o", "json")...)
+	cmd := exec.Command(self, append(args, "reconcile", "--timeout", "2m", "--log-summary")...)
 	cmd.Args[0] = "vpcctl"
-	// Its log and its report go to the plugin's log file: nothing reaches the
-	// runtime, whose stdout is the CNI result.
+	// Its log and its one-line summary go to the plugin's log file: nothing
+	// reaches the runtime, whose stdout is the CNI result. The full report is
+	// in the state file (pool status, events).
 	if f, err := os.OpenFile(c.cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
 		cmd.Stdout, cmd.Stderr = f, f
 		defer f.Close()
@@ -101,6 +102,6 @@ func (c *call) maybeRefill() {
 		c.log.Warn("background reconcile not started", "err", err)
 		return
 	}
-	c.log.Info("background reconcile started", "pid", cmd.Process.Pid)
+	c.log.Info("background reconcile started", "child", cmd.Process.Pid) // "pid" is the plugin's own
 	_ = cmd.Process.Release()
 }
