@@ -15,6 +15,18 @@ type duration time.Duration
 
 func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
+// UnmarshalJSON reads what MarshalJSON writes, so scripts (and tests) can
+// decode the status with the same types.
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = duration(v)
+	return err
+}
+
 // NodeStatus is the node's identity with its limits in camelCase (the
 // stored record's limits are the policy's type, which has no JSON names).
 type NodeStatus struct {
