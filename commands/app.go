@@ -45,6 +45,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			gcCommand(),
 			eventsCommand(),
 			metricsCommand(),
+			installCommand(),
+			uninstallCommand(),
 			doctorCommand(),
 			simCommand(),
 			versionCommand(),
