@@ -228,11 +228,8 @@ func (in *installer) firstReconcile(c *cli.Context) error {
 		return fmt.Errorf("after the first reconcile the pool has no free address (%s), so the conflist is not written; see vpcctl pool status and run vpcctl install again",
 			strings.Join(append(rep.Failed, "no failure reported"), "; "))
 	}
-	for _, call := range rep.Calls {
-		if !strings.HasPrefix(call, "Describe") { // a read changes nothing
-			in.changed++
-			break
-		}
+	if acted(rep) {
+		in.changed++
 	}
 	in.say("reconciled pool: %d free address(es); EC2 calls %s", status.Figures.Free, countCalls(rep.Calls))
 	return nil

@@ -22,7 +22,8 @@ Exit codes: 0 done (also when another reconcile holds the lock), 1 failed, 2 bad
 Examples:
    vpcctl reconcile
    vpcctl reconcile --dry-run -o json
-   vpcctl reconcile --wait --timeout 2m`,
+   vpcctl reconcile --wait --timeout 2m
+   vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)`,
 		Flags: []cli.Flag{
 			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
@@ -33,10 +34,17 @@ Examples:
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if _, err := format(c); err != nil {
+			summary := c.String("output") == summaryFormat
+			if _, err := format(c); err != nil && !summary {
 				return err
 			}
 			rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
+			if summary {
+				if line := summaryLine(rep); line != "" {
+					fmt.Fprintln(c.App.Writer, line)
+				}
+				return err
+			}
 			if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
 				if rerr := renderReport(c, rep); rerr != nil {
 					return rerr
