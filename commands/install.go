@@ -14,7 +14,8 @@ import (
 const (
 	defaultCNIBinDir  = "/opt/cni/bin"
 	defaultCNIConfDir = "/etc/cni/net.d"
-	cliPath           = "/usr/local/bin/vpcctl"
+	defaultBinDir     = "/usr/local/bin"
+	cliPath           = defaultBinDir + "/vpcctl" // as the shipped service runs it
 	unitDir           = "/etc/systemd/system"
 	serviceName       = "vpc-cni-reconcile.service"
 	timerName         = "vpc-cni-reconcile.timer"
@@ -37,10 +38,11 @@ Exit codes: 0 installed, 1 a step failed (the conflist is then not written), 2 b
 Examples:
    vpcctl install
    vpcctl install --set WARM_IP_TARGET=5 --set MINIMUM_IP_TARGET=10
-   vpcctl install --timer none --root /host     # from a DaemonSet's init container`,
+   vpcctl install --timer none --root /host --config-from /config/config   # a DaemonSet's init container`,
 		Flags: append(layoutFlags(),
 			&cli.StringFlag{Name: "timer", Value: "systemd", Usage: "what runs the reconcile: systemd, cron or none"},
 			&cli.StringSliceFlag{Name: "set", Usage: "KEY=VALUE for a new configuration file (repeat)"},
+			&cli.StringFlag{Name: "config-from", Usage: "replace the configuration file with this file's content (a mounted ConfigMap owns it)"},
 			&cli.DurationFlag{Name: "timeout", Value: defaultInstallTimeout, Usage: "deadline for the first reconcile"},
 		),
 		Before: noArgs,
@@ -61,6 +63,7 @@ func layoutFlags() []cli.Flag {
 		&cli.StringFlag{Name: "root", Value: "/", Usage: "install into this directory tree (tests, a container with the host at /host); systemctl is then skipped"},
 		&cli.StringFlag{Name: "cni-bin-dir", Value: defaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
 		&cli.StringFlag{Name: "cni-conf-dir", Value: defaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
+		&cli.StringFlag{Name: "bin-dir", Value: defaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},
 	}
 }
 
@@ -70,6 +73,7 @@ type installer struct {
 	root     string
 	cniBin   string // host paths
 	cniConf  string
+	binDir   string
 	config   string
 	stateDir string
 	changed  int
@@ -81,8 +85,8 @@ func newInstaller(c *cli.Context) (*installer, error) {
 		return nil, usagef("--root %q: %v", c.String("root"), err)
 	}
 	in := &installer{out: c.App.Writer, root: root, cniBin: c.String("cni-bin-dir"),
-		cniConf: c.String("cni-conf-dir"), config: c.String("config"), stateDir: stateDir(c)}
-	for _, p := range []struct{ flag, path string }{{"--cni-bin-dir", in.cniBin}, {"--cni-conf-dir", in.cniConf},
+		cniConf: c.String("cni-conf-dir"), binDir: c.String("bin-dir"), config: c.String("config"), stateDir: stateDir(c)}
+	for _, p := range []struct{ flag, path string }{{"--cni-bin-dir", in.cniBin}, {"--cni-conf-dir", in.cniConf}, {"--bin-dir", in.binDir},
 		{"--config", in.config}, {"--state-dir", in.stateDir}} {
 		if !filepath.IsAbs(p.path) {
 			return nil, usagef("%s %q: must be an absolute path (as the host sees it; --root is prepended)", p.flag, p.path)
@@ -92,6 +96,9 @@ func newInstaller(c *cli.Context) (*installer, error) {
 }
 
 // at is where vpcctl touches a host path: under --root.
+// cli is where vpcctl is installed, as the host sees it.
+func (in *installer) cli() string { return filepath.Join(in.binDir, "vpcctl") }
+
 func (in *installer) at(hostPath string) string { return filepath.Join(in.root, hostPath) }
 
 // underRoot says whether the files are not the running system's.

@@ -40,8 +40,8 @@ func (in *installer) install(c *cli.Context) error {
 	}
 	steps := []func() error{
 		func() error { return in.file(filepath.Join(in.cniBin, PluginName), bin, 0o755) },
-		func() error { return in.file(cliPath, bin, 0o755) },
-		func() error { return in.configFile(sets) },
+		func() error { return in.file(in.cli(), bin, 0o755) },
+		func() error { return in.configFile(sets, c.String("config-from")) },
 		func() error { return in.scheduler(timer) },
 		func() error { return in.firstReconcile(c) },
 		func() error { return in.conflist(sets) },
@@ -86,7 +86,10 @@ func parseSets(sets []string) (*settings.File, error) {
 // configFile writes the knobs' file with the keys given, after the commented
 // list of every knob. An existing file is the operator's and is kept; keys
 // given now that it sets differently are named, so nothing is silently lost.
-func (in *installer) configFile(sets *settings.File) error {
+func (in *installer) configFile(sets *settings.File, from string) error {
+	if from != "" {
+		return in.configFrom(from)
+	}
 	p := in.at(in.config)
 	old, err := settings.ReadFile(p, false)
 	if err != nil {
@@ -116,6 +119,23 @@ func (in *installer) configFile(sets *settings.File) error {
 	return in.file(in.config, []byte(text), 0o644)
 }
 
+// configFrom replaces the configuration file with a source that owns it
+// (a ConfigMap): checked first, so a bad source leaves the node as it was.
+func (in *installer) configFrom(from string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return usagef("--config-from: %v", err)
+	}
+	f, err := settings.ParseFile(from, data)
+	if err == nil {
+		_, err = settings.Resolve(settings.Overrides{}, settings.Inputs{File: f})
+	}
+	if err != nil {
+		return asUsage(err)
+	}
+	return in.file(in.config, data, 0o644)
+}
+
 // scheduler installs what runs `vpcctl reconcile` every interval.
 func (in *installer) scheduler(timer string) error {
 	switch timer {
@@ -143,7 +163,7 @@ func (in *installer) unit(text string) string {
 	if in.config != settings.DefaultFile {
 		text = strings.ReplaceAll(text, "reconcile ", "--config "+in.config+" reconcile ")
 	}
-	return text
+	return strings.ReplaceAll(text, cliPath, in.cli())
 }
 
 // cronFile runs a pass every 30 s, as the timer does (cron's unit is a minute).
@@ -161,7 +181,7 @@ func (in *installer) unitCommand() string {
 			return cmd
 		}
 	}
-	return cliPath + " reconcile"
+	return in.cli() + " reconcile"
 }
 
 // systemdSkipped says why systemctl is not run, or "" when it may be.

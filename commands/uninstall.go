@@ -50,7 +50,7 @@ func (in *installer) uninstall(purge bool) error {
 		return err
 	}
 	paths := []string{filepath.Join(unitDir, timerName), filepath.Join(unitDir, serviceName), cronPath,
-		cliPath, filepath.Join(in.cniBin, PluginName)}
+		in.cli(), filepath.Join(in.cniBin, PluginName)}
 	if purge {
 		paths = append(paths, in.config, in.stateDir, logDir)
 	}
