@@ -78,7 +78,9 @@ func write(path string, keep, w, opens, lines int) error {
 	return nil
 }
 
-func line(w, i int) string { return fmt.Sprintf("writer=%02d line=%04d %s", w, i, strings.Repeat("x", 40)) }
+func line(w, i int) string {
+	return fmt.Sprintf("writer=%02d line=%04d %s", w, i, strings.Repeat("x", 40))
+}
 
 // readAll counts every line of every log file and checks each is whole.
 func readAll(t *testing.T, dir string) (map[string]int, int) {
