@@ -44,6 +44,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			gcCommand(),
 			eventsCommand(),
 			metricsCommand(),
+			installCommand(),
+			uninstallCommand(),
 			doctorCommand(),
 			stateCommand(),
 			simCommand(),

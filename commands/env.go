@@ -32,7 +32,14 @@ func stateDir(c *cli.Context) string {
 			return ctx.String("state-dir")
 		}
 	}
-	return lineage[len(lineage)-1].String("state-dir") // the global flag's env or default
+	// The global flag's env or default: the outermost context that has it
+	// (the very last one is urfave/cli's base context, which has no flags).
+	for i := len(lineage) - 1; i >= 0; i-- {
+		if v := lineage[i].String("state-dir"); v != "" {
+			return v
+		}
+	}
+	return store.DefaultDir
 }
 
 // openStore opens the state dir named by --state-dir.

@@ -25,34 +25,58 @@ Exit codes: 0 done (also when another reconcile holds the lock), 1 failed, 2 bad
 Examples:
    vpcctl reconcile
    vpcctl reconcile --dry-run -o json
-   vpcctl reconcile --wait --timeout 2m`,
+   vpcctl reconcile --wait --timeout 2m
+   vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
+   vpcctl reconcile --every 30s -o summary   # the DaemonSet's container`,
 		Flags: []cli.Flag{
 			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
+			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if _, err := format(c); err != nil {
+			if _, err := format(c); err != nil && c.String("output") != summaryFormat {
 				return err
 			}
-			rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
-			if rep != nil && c.Bool("log-summary") {
-				logSummary(rep)
-				return err
-			}
-			if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
-				if rerr := renderReport(c, rep); rerr != nil {
-					return rerr
+			if every := c.Duration("every"); every > 0 {
+				if c.Bool("dry-run") {
+					return usagef("--every and --dry-run: a loop of dry runs changes nothing; use one")
 				}
+				return reconcileEvery(c, every, reconcilePass)
 			}
-			return err
+			return reconcilePass(c)
 		},
 	}
+}
+
+// reconcilePass is one pass, reported in the -o format.
+func reconcilePass(c *cli.Context) error {
+	summary := c.String("output") == summaryFormat
+	if _, err := format(c); err != nil && !summary {
+		return err
+	}
+	rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
+	if rep != nil && c.Bool("log-summary") {
+		logSummary(rep)
+		return err
+	}
+	if summary {
+		if line := summaryLine(rep); line != "" {
+			fmt.Fprintln(c.App.Writer, line)
+		}
+		return err
+	}
+	if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
+		if rerr := renderReport(c, rep); rerr != nil {
+			return rerr
+		}
+	}
+	return err
 }
 
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held

@@ -2,18 +2,24 @@
 // format. There is no daemon to scrape, so `vpcctl metrics --file` (or every
 // reconcile, given VPC_CNI_METRICS_FILE) writes it for node-exporter's
 // textfile collector.
+//
+// The text is rendered by hand rather than with client_golang: this package
+// is linked into the one binary that every plugin run loads, and
+// Prometheus's parser checks the output instead (e2e/metrics_test.go, with
+// expfmt as a test-only dependency; commands/binary_deps_test.go keeps it
+// out of the binary).
 package metrics
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"vpc-cni/internal/atomicfile"
 	"vpc-cni/pool"
 )
 
@@ -102,25 +108,17 @@ func (m *writer) counters(c map[string]int64) {
 	}
 }
 
-// WriteFile replaces path atomically, as the textfile collector needs.
+// WriteFile replaces path atomically, as the textfile collector needs: it
+// never reads a half-written file.
 func WriteFile(path string, in Input) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vpc-cni-metrics-*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("metrics file %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := Render(tmp, in); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 type writer struct {

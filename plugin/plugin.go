@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 
+	"vpc-cni/internal/logfile"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/store"
@@ -95,7 +96,7 @@ func openLog(cfg *Config, verb, containerID string) (*slog.Logger, io.Closer) {
 	var w io.Writer = io.Discard
 	var closer io.Closer
 	if err := os.MkdirAll(filepath.Dir(cfg.LogFile), 0o755); err == nil {
-		if f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+		if f, err := logfile.Open(cfg.LogFile); err == nil { // rotated by size at open
 			w, closer = f, f
 		}
 	}

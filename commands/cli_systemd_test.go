@@ -1,0 +1,103 @@
+package commands
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"vpc-cni/deploy"
+	"vpc-cni/store"
+)
+
+// The timer's pass writes one journal line when it acted and nothing when
+// there was nothing to do.
+func TestReconcileSummaryIsQuietAtRest(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	r := vpc(t, env, "--state-dir", dir, "reconcile", "-o", "summary")
+	r.want(t, 0, "reconcile: assign 9 addresses", "AssignPrivateIpAddresses x1")
+	if n := strings.Count(r.stdout, "\n"); n != 1 || r.stderr != "" {
+		t.Errorf("a pass that acted wrote %d lines, want 1\nstdout: %s\nstderr: %s", n, r.stdout, r.stderr)
+	}
+	r = vpc(t, env, "--state-dir", dir, "reconcile", "-o", "summary")
+	r.want(t, 0)
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("a pass with nothing to do wrote\nstdout: %q\nstderr: %q", r.stdout, r.stderr)
+	}
+}
+
+// unitCopy is the shipped units in a temp dir, the service running the
+// binary under test (systemd-analyze verify wants an executable there).
+func unitCopy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	svc := strings.ReplaceAll(deploy.Service, cliPath, vpcctl)
+	if err := os.WriteFile(filepath.Join(dir, serviceName), []byte(svc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, timerName), []byte(deploy.Timer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func needSystemdAnalyze(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze not installed (Debian package systemd; .ci/run installs it)")
+	}
+}
+
+// systemd-analyze verify accepts the units without a single warning.
+func TestSystemdUnitsVerify(t *testing.T) {
+	needSystemdAnalyze(t)
+	dir := unitCopy(t)
+	out, err := exec.Command("systemd-analyze", "verify", filepath.Join(dir, serviceName), filepath.Join(dir, timerName)).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// The service is hardened to systemd's "OK" band or better.
+func TestSystemdServiceSecurity(t *testing.T) {
+	needSystemdAnalyze(t)
+	dir := unitCopy(t)
+	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", filepath.Join(dir, serviceName)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+) (\w+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no overall exposure level in:\n%s", out)
+	}
+	switch band := string(m[2]); band {
+	case "PERFECT", "SAFE", "OK":
+		t.Logf("exposure %s %s", m[1], band)
+	default:
+		t.Errorf("exposure %s %s, want OK or better:\n%s", m[1], band, out)
+	}
+}
+
+// The service's command line is one the binary accepts: run it as written
+// (against the emulator) under the hardening's writable path.
+func TestSystemdServiceCommandRuns(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	var cmd string
+	for _, line := range strings.Split(deploy.Service, "\n") {
+		if c, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			cmd = c
+		}
+	}
+	args := strings.Fields(cmd)
+	if len(args) < 2 || args[0] != cliPath {
+		t.Fatalf("ExecStart %q does not run %s", cmd, cliPath)
+	}
+	if !strings.Contains(deploy.Service, "ReadWritePaths="+store.DefaultDir+"\n") {
+		t.Errorf("the service does not let a pass write %s", store.DefaultDir)
+	}
+	args = append([]string{"--state-dir", t.TempDir()}, args[1:]...)
+	vpc(t, env, args...).want(t, 0, "reconcile: ")
+}

@@ -1,0 +1,88 @@
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"vpc-cni/settings"
+)
+
+// The conflist's CNI versions: containerd 1.6 and 1.7 accept results only up
+// to 1.0.0, so the list is 1.0.0 while the plugin speaks all three.
+const conflistCNIVersion = "1.0.0"
+
+var conflistCNIVersions = []string{"0.4.0", "1.0.0", "1.1.0"}
+
+// Chained plugins, added only when their binaries are in the CNI bin dir
+// (the runtime would otherwise fail every ADD on a missing plugin).
+var chained = []struct {
+	Type   string
+	Config map[string]any
+}{
+	{"portmap", map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}, "snat": true}},
+	{"bandwidth", map[string]any{"type": "bandwidth", "capabilities": map[string]bool{"bandwidth": true}}},
+}
+
+type conflistDoc struct {
+	CNIVersion  string   `json:"cniVersion"`
+	CNIVersions []string `json:"cniVersions"`
+	Name        string   `json:"name"`
+	Plugins     []any    `json:"plugins"`
+}
+
+type pluginEntry struct {
+	Type                string            `json:"type"`
+	MTU                 int               `json:"mtu"`
+	StateDir            string            `json:"stateDir"`
+	LogFile             string            `json:"logFile"`
+	LogLevel            string            `json:"logLevel"`
+	ConfigFile          string            `json:"configFile,omitempty"`
+	InlineGrow          bool              `json:"inlineGrow"`
+	BackgroundReconcile bool              `json:"backgroundReconcile"`
+	Timeouts            map[string]string `json:"timeouts"`
+}
+
+// conflistFor is the network configuration for this install. The pod MTU
+// follows AWS_VPC_ENI_MTU when --set gives it.
+func (in *installer) conflistFor(sets *settings.File, present func(string) bool) ([]byte, []string) {
+	mtu := settings.DefaultMTU
+	if v, _, ok := (settings.Inputs{File: sets}).Lookup(settings.ENIMTU); ok {
+		mtu, _ = strconv.Atoi(v) // validated by parseSets
+	}
+	self := pluginEntry{Type: PluginName, MTU: mtu, StateDir: in.stateDir, LogFile: logDir + "/plugin.log",
+		LogLevel: "info", InlineGrow: true, BackgroundReconcile: true,
+		Timeouts: map[string]string{"add": "60s", "del": "20s", "check": "10s", "status": "2s"}}
+	if in.config != settings.DefaultFile {
+		self.ConfigFile = in.config
+	}
+	doc := conflistDoc{CNIVersion: conflistCNIVersion, CNIVersions: conflistCNIVersions, Name: "vpc", Plugins: []any{self}}
+	var missing []string
+	for _, p := range chained {
+		if present(p.Type) {
+			doc.Plugins = append(doc.Plugins, p.Config)
+		} else {
+			missing = append(missing, p.Type)
+		}
+	}
+	out, _ := json.MarshalIndent(doc, "", "  ") // plain structs and maps: cannot fail
+	return append(out, '\n'), missing
+}
+
+// conflist writes the network configuration: the last step.
+func (in *installer) conflist(sets *settings.File) error {
+	present := func(name string) bool {
+		fi, err := os.Stat(in.at(filepath.Join(in.cniBin, name)))
+		return err == nil && fi.Mode().IsRegular()
+	}
+	data, missing := in.conflistFor(sets, present)
+	for _, m := range missing {
+		in.say("warning: %s not chained: no %s in %s (install the CNI plugins and run vpcctl install again)",
+			m, filepath.Join(in.cniBin, m), in.cniBin)
+	}
+	for _, n := range earlierConfigs(in.at(in.cniConf)) {
+		in.say("warning: %s sorts before %s: the runtime uses the first file, so it, not vpc-cni, serves pods", n, conflistName)
+	}
+	return in.file(filepath.Join(in.cniConf, conflistName), data, 0o644)
+}

@@ -1,0 +1,295 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/deploy"
+	"vpc-cni/internal/atomicfile"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+const defaultInstallTimeout = 2 * time.Minute
+
+// install runs the steps in order; the conflist comes last and only when
+// the pool can serve a pod, so the runtime never reports a node ready that
+// would fail its first ADD.
+func (in *installer) install(c *cli.Context) error {
+	timer := c.String("timer")
+	if timer != "systemd" && timer != "cron" && timer != "none" {
+		return usagef("--timer %q: must be systemd, cron or none", timer)
+	}
+	sets, err := parseSets(c.StringSlice("set"))
+	if err != nil {
+		return err
+	}
+	bin, err := executable()
+	if err != nil {
+		return err
+	}
+	steps := []func() error{
+		func() error { return in.file(filepath.Join(in.cniBin, PluginName), bin, 0o755) },
+		func() error { return in.file(in.cli(), bin, 0o755) },
+		func() error { return in.configFile(sets, c.String("config-from")) },
+		func() error { return in.scheduler(timer) },
+		func() error { return in.firstReconcile(c) },
+		func() error { return in.conflist(sets) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	in.sum("installed")
+	return nil
+}
+
+// file writes one file atomically unless it already holds these bytes.
+func (in *installer) file(hostPath string, data []byte, perm fs.FileMode) error {
+	p := in.at(hostPath)
+	if atomicfile.Same(p, data, perm) {
+		in.say("unchanged  %s", hostPath)
+		return nil
+	}
+	if err := atomicfile.Write(p, data, perm); err != nil {
+		return fmt.Errorf("installing %s: %w", p, err)
+	}
+	in.changed++
+	in.say("installed  %s", hostPath)
+	return nil
+}
+
+// parseSets checks --set KEY=VALUE pairs as the configuration file would
+// hold them: known keys, valid values.
+func parseSets(sets []string) (*settings.File, error) {
+	f, err := settings.ParseFile("--set", []byte(strings.Join(sets, "\n")))
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	if _, err := settings.Resolve(settings.Overrides{}, settings.Inputs{File: f}); err != nil {
+		return nil, asUsage(err)
+	}
+	return f, nil
+}
+
+// configFile writes the knobs' file with the keys given, after the commented
+// list of every knob. An existing file is the operator's and is kept; keys
+// given now that it sets differently are named, so nothing is silently lost.
+func (in *installer) configFile(sets *settings.File, from string) error {
+	if from != "" {
+		return in.configFrom(from)
+	}
+	p := in.at(in.config)
+	old, err := settings.ReadFile(p, false)
+	if err != nil {
+		return err
+	}
+	if _, statErr := os.Stat(p); statErr == nil {
+		in.say("kept       %s (it exists; edit it to change the knobs)", in.config)
+		for _, k := range settings.FileKeys {
+			want, _, given := (settings.Inputs{File: sets}).Lookup(k)
+			have, _, _ := (settings.Inputs{File: old}).Lookup(k)
+			if given && want != have {
+				in.say("warning: --set %s=%s not applied: %s has %q", k, want, in.config, have)
+			}
+		}
+		return nil
+	}
+	text := deploy.ConfigExample
+	var given []string
+	for _, k := range settings.FileKeys {
+		if v, _, ok := (settings.Inputs{File: sets}).Lookup(k); ok {
+			given = append(given, k+"="+v)
+		}
+	}
+	if len(given) > 0 {
+		text += "\n# Set by vpcctl install:\n" + strings.Join(given, "\n") + "\n"
+	}
+	return in.file(in.config, []byte(text), 0o644)
+}
+
+// configFrom replaces the configuration file with a source that owns it
+// (a ConfigMap): checked first, so a bad source leaves the node as it was.
+func (in *installer) configFrom(from string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return usagef("--config-from: %v", err)
+	}
+	f, err := settings.ParseFile(from, data)
+	if err == nil {
+		_, err = settings.Resolve(settings.Overrides{}, settings.Inputs{File: f})
+	}
+	if err != nil {
+		return asUsage(err)
+	}
+	return in.file(in.config, data, 0o644)
+}
+
+// scheduler installs what runs `vpcctl reconcile` every interval.
+func (in *installer) scheduler(timer string) error {
+	switch timer {
+	case "systemd":
+		changedBefore := in.changed
+		if err := in.file(filepath.Join(unitDir, serviceName), []byte(in.unit(deploy.Service)), 0o644); err != nil {
+			return err
+		}
+		if err := in.file(filepath.Join(unitDir, timerName), []byte(deploy.Timer), 0o644); err != nil {
+			return err
+		}
+		return in.enableTimer(in.changed > changedBefore)
+	case "cron":
+		return in.file(cronPath, []byte(in.cronFile()), 0o644)
+	}
+	in.say("skipped    timer (--timer none: something else runs vpcctl reconcile)")
+	return nil
+}
+
+// unit is the shipped service with this install's paths.
+func (in *installer) unit(text string) string {
+	if in.stateDir != store.DefaultDir {
+		text = strings.ReplaceAll(text, store.DefaultDir, in.stateDir)
+	}
+	if in.config != settings.DefaultFile {
+		text = strings.ReplaceAll(text, "reconcile ", "--config "+in.config+" reconcile ")
+	}
+	return strings.ReplaceAll(text, cliPath, in.cli())
+}
+
+// cronFile runs a pass every 30 s, as the timer does (cron's unit is a minute).
+func (in *installer) cronFile() string {
+	cmd := in.unitCommand()
+	return "# vpc-cni: keep the warm pool at its targets (written by vpcctl install)\n" +
+		"* * * * * root " + cmd + "\n" +
+		"* * * * * root sleep 30; " + cmd + "\n"
+}
+
+// unitCommand is the service's ExecStart command line.
+func (in *installer) unitCommand() string {
+	for _, line := range strings.Split(in.unit(deploy.Service), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			return cmd
+		}
+	}
+	return in.cli() + " reconcile"
+}
+
+// systemdSkipped says why systemctl is not run, or "" when it may be.
+func (in *installer) systemdSkipped() string {
+	if in.underRoot() {
+		return "--root " + in.root + " is not the running system"
+	}
+	if _, err := exec.LookPath("systemctl"); err != nil {
+		return "systemctl not found"
+	}
+	if _, err := os.Stat("/run/systemd/system"); err != nil {
+		return "systemd is not running"
+	}
+	return ""
+}
+
+// enableTimer enables and starts the timer unless it already runs the
+// units as written.
+func (in *installer) enableTimer(unitsChanged bool) error {
+	if why := in.systemdSkipped(); why != "" {
+		in.say("skipped    systemctl enable --now %s (%s)", timerName, why)
+		return nil
+	}
+	enabled := exec.Command("systemctl", "is-enabled", "--quiet", timerName).Run() == nil
+	active := exec.Command("systemctl", "is-active", "--quiet", timerName).Run() == nil
+	if enabled && active && !unitsChanged {
+		in.say("unchanged  %s enabled and active", timerName)
+		return nil
+	}
+	for _, args := range [][]string{{"daemon-reload"}, {"enable", "--now", timerName}} {
+		if out, err := exec.Command("systemctl", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	in.changed++
+	in.say("enabled    %s", timerName)
+	return nil
+}
+
+// firstReconcile fills the pool and checks it can serve a pod: a free
+// address after the pass. Without one the conflist is not written.
+func (in *installer) firstReconcile(c *cli.Context) error {
+	knobs, st, err := in.openNode()
+	if err != nil {
+		return err
+	}
+	timeout := c.Duration("timeout")
+	ctx, cancel := context.WithTimeout(c.Context, timeout)
+	defer cancel()
+	unlock, _, err := st.LockReconcile(true, timeout)
+	if err != nil {
+		return fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
+	}
+	rep, err := in.reconcileOnce(ctx, st, knobs)
+	unlock()
+	if err != nil {
+		return fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; fix it and run vpcctl install again", classifyRunError(err))
+	}
+	status, err := loadStatus(st, knobs, time.Now())
+	if err != nil {
+		return err
+	}
+	if status.Figures.Free == 0 {
+		return fmt.Errorf("after the first reconcile the pool has no free address (%s), so the conflist is not written; see vpcctl pool status and run vpcctl install again",
+			strings.Join(append(rep.Failed, "no failure reported"), "; "))
+	}
+	if acted(rep) {
+		in.changed++
+	}
+	in.say("reconciled pool: %d free address(es); EC2 calls %s", status.Figures.Free, countCalls(rep.Calls))
+	return nil
+}
+
+func (in *installer) reconcileOnce(ctx context.Context, st *store.Store, knobs settings.Inputs) (*reconcile.Report, error) {
+	runner, err := newRunner(ctx, st, knobs)
+	if err != nil {
+		return nil, err
+	}
+	return runner.Run(ctx, reconcile.Options{})
+}
+
+// openNode reads the installed configuration file and opens the state.
+func (in *installer) openNode() (settings.Inputs, *store.Store, error) {
+	f, err := settings.ReadFile(in.at(in.config), true)
+	if err != nil {
+		return settings.Inputs{}, nil, asUsage(err)
+	}
+	st, err := store.Open(in.at(in.stateDir), store.Options{})
+	if err != nil {
+		return settings.Inputs{}, nil, fmt.Errorf("state dir %s: %w", in.at(in.stateDir), err)
+	}
+	return settings.Inputs{Env: envLookup, File: f}, st, nil
+}
+
+// earlierConfigs are network configurations the runtime would pick before
+// ours: it uses the first file in lexical order.
+func earlierConfigs(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		ext := filepath.Ext(n)
+		if n < conflistName && (ext == ".conf" || ext == ".conflist" || ext == ".json") {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,19 @@
+// Package deploy holds the files an installed node runs with, so that
+// `vpcctl install` writes exactly what this directory ships and the two
+// cannot drift. Embedded text costs the plugin no start-up work.
+package deploy
+
+import _ "embed"
+
+// Service and Timer are the systemd units that run `vpcctl reconcile`.
+//
+//go:embed vpc-cni-reconcile.service
+var Service string
+
+//go:embed vpc-cni-reconcile.timer
+var Timer string
+
+// ConfigExample is the commented configuration file: every knob, none set.
+//
+//go:embed config.example
+var ConfigExample string

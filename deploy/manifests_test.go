@@ -1,0 +1,92 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"vpc-cni/settings"
+)
+
+// Every manifest decodes strictly (an unknown or misspelt field fails) into
+// the Kubernetes API type its kind names.
+func TestManifestsDecodeStrictly(t *testing.T) {
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	kinds := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(data, &tm); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		obj, ok := map[string]any{"DaemonSet": &appsv1.DaemonSet{}, "ConfigMap": &corev1.ConfigMap{}}[tm.Kind]
+		if !ok {
+			t.Fatalf("%s: kind %q has no check here", f, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict(data, obj); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		kinds[tm.Kind] = true
+		switch o := obj.(type) {
+		case *appsv1.DaemonSet:
+			checkDaemonSet(t, o)
+		case *corev1.ConfigMap:
+			checkConfigMap(t, o)
+		}
+	}
+	if !kinds["DaemonSet"] || !kinds["ConfigMap"] {
+		t.Errorf("kinds %v: want a DaemonSet and its ConfigMap", kinds)
+	}
+}
+
+// checkDaemonSet pins what a node agent that needs no Kubernetes API needs.
+func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
+	t.Helper()
+	spec := ds.Spec.Template.Spec
+	if spec.ServiceAccountName != "" || spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the DaemonSet must run without a service account token: it calls no Kubernetes API")
+	}
+	if !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" {
+		t.Errorf("hostNetwork %v, priority class %q", spec.HostNetwork, spec.PriorityClassName)
+	}
+	if !slices.ContainsFunc(spec.Tolerations, func(tol corev1.Toleration) bool { return tol.Operator == corev1.TolerationOpExists && tol.Key == "" }) {
+		t.Error("the DaemonSet does not tolerate every taint")
+	}
+	if len(spec.InitContainers) != 1 || !strings.Contains(strings.Join(spec.InitContainers[0].Command, " "), "install --timer none") {
+		t.Errorf("the init container does not run vpcctl install --timer none: %v", spec.InitContainers)
+	}
+	if len(spec.Containers) != 1 || !slices.Contains(spec.Containers[0].Command, "--every") {
+		t.Errorf("the container does not run a reconcile loop: %v", spec.Containers)
+	}
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		sc := c.SecurityContext
+		if sc == nil || sc.Privileged != nil && *sc.Privileged || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+			t.Errorf("container %s: privileged or without drop ALL", c.Name)
+		}
+	}
+}
+
+// The ConfigMap's file is one the processes accept.
+func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
+	t.Helper()
+	f, err := settings.ParseFile("configmap", []byte(cm.Data["config"]))
+	if err == nil {
+		_, err = settings.Resolve(settings.Overrides{}, settings.Inputs{File: f})
+	}
+	if err != nil {
+		t.Errorf("the ConfigMap's config: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// After a known sequence (settle at WARM_IP_TARGET=3, two ADDs, one DEL, a
+// pass) Prometheus's own parser reads `vpcctl metrics` and the textfile the
+// pass wrote, and they hold the values that sequence must leave.
+func TestMetricsParseWithPrometheus(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.medium", env: []string{"WARM_IP_TARGET=3"}})
+	conf := mustJSON(t, w.conf(nil))
+	a, b := w.newPod("metrics-a"), w.newPod("metrics-b")
+	w.add(a, conf)
+	w.add(b, conf)
+	w.del(b, conf)
+	prom := filepath.Join(t.TempDir(), "vpc_cni.prom")
+	w.reconcile("VPC_CNI_METRICS_FILE=" + prom)
+
+	text, err := os.ReadFile(prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := w.vpcctl(nil, "metrics")
+	if printed.err != nil {
+		t.Fatalf("vpcctl metrics: %v\n%s", printed.err, printed.stderr)
+	}
+	want := map[string]float64{
+		`vpc_cni_addresses{state="free"}`:                                     3, // the pass refilled to the target
+		`vpc_cni_addresses{state="assigned"}`:                                 1,
+		`vpc_cni_addresses{state="cooling"}`:                                  1, // b's, within IP_COOLDOWN_PERIOD
+		`vpc_cni_assignments`:                                                 1,
+		`vpc_cni_enis`:                                                        1,
+		`vpc_cni_events_total{name="cni_adds"}`:                               2,
+		`vpc_cni_events_total{name="cni_dels"}`:                               1,
+		`vpc_cni_last_reconcile_failed`:                                       0,
+		`vpc_cni_last_reconcile_ec2_calls{action="AssignPrivateIpAddresses"}`: 1,
+	}
+	for name, src := range map[string][]byte{"textfile": text, "vpcctl metrics": printed.stdout} {
+		got := parseProm(t, name, src)
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %s = %v (present %v), want %v", name, k, g, ok, v)
+			}
+		}
+	}
+}
+
+// parseProm reads the exposition text with Prometheus's parser into
+// "name{labels}" → value.
+func parseProm(t *testing.T, name string, text []byte) map[string]float64 {
+	t.Helper()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("%s: Prometheus's parser rejects it: %v\n%s", name, err, text)
+	}
+	out := map[string]float64{}
+	for fname, f := range fams {
+		for _, m := range f.GetMetric() {
+			out[fname+labelsOf(m)] = valueOf(f.GetType(), m)
+		}
+	}
+	return out
+}
+
+func labelsOf(m *dto.Metric) string {
+	if len(m.GetLabel()) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, l := range m.GetLabel() {
+		parts = append(parts, l.GetName()+`="`+l.GetValue()+`"`)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func valueOf(typ dto.MetricType, m *dto.Metric) float64 {
+	if typ == dto.MetricType_COUNTER {
+		return m.GetCounter().GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
