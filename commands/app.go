@@ -46,6 +46,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			eventsCommand(),
 			metricsCommand(),
 			doctorCommand(),
+			nodeRulesCommand(),
 			simCommand(),
 			versionCommand(),
 			completionCommand(),

@@ -65,7 +65,7 @@ func diagnose(st *store.Store, now time.Time) []Finding {
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
 	}
 	return []Finding{checkStore(st), checkLastReconcile(status, now), checkIntents(st, now), checkENIsReady(status),
-		checkGrowth(status), checkGarbage(st)}
+		checkGrowth(status), checkGarbage(st), checkNodeRules(status)}
 }
 
 func checkStore(st *store.Store) Finding {

@@ -27,6 +27,7 @@ type PoolStatus struct {
 	GrowBlocked   string                 `json:"growBlocked,omitempty"`
 	NoPrefixes    string                 `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
 	LastReconcile *store.ReconcileReport `json:"lastReconcile,omitempty"`
+	NodeRules     *NodeRulesState        `json:"nodeRules,omitempty"`
 }
 
 // ENIStatus is one ENI with counts per address state.
@@ -111,6 +112,8 @@ func loadStatus(st *store.Store, now time.Time) (PoolStatus, error) {
 		return s, nil
 	}
 	s.Initialized, s.Node = true, &ss.node
+	rules := nodeRulesState(ss.node)
+	s.NodeRules = &rules
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {

@@ -17,6 +17,9 @@ func statusTable(t *table, s PoolStatus) {
 	t.row("POLICY", f.Policy)
 	t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
+	if r := s.NodeRules; r != nil {
+		t.row("NODE RULES", yesNo(r.InPlace)+": "+r.Detail)
+	}
 	if s.GrowBlocked != "" {
 		t.row("GROWTH BLOCKED", s.GrowBlocked)
 	}

@@ -1,0 +1,63 @@
+package reconcile
+
+import (
+	"vpc-cni/hostnet"
+	"vpc-cni/netns"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// NodeRules keeps the node-level rules (SNAT, NodePort connmark, fwmark rule);
+// a Host that also implements it gets them checked and repaired every pass.
+type NodeRules interface {
+	EnsureNodeRules(cfg hostnet.Config) (repaired []string, err error)
+}
+
+// ensureNodeRules is the pass's hook: it checks the node-level rules and
+// repairs what another program removed or what a changed knob makes stale.
+func (r *Runner) ensureNodeRules(node store.Node, rep *Report) {
+	nr, ok := r.Host.(NodeRules)
+	if !ok || !node.PrimaryIP.IsValid() {
+		return
+	}
+	cfg, err := NodeRulesConfig(node, r.Env)
+	if err == nil && cfg.PrimaryIf == "" {
+		// Not this node's namespace (a test's, or a misconfigured run):
+		// never write rules where the primary ENI is not.
+		r.log().Info("node rules not set: no link has the primary ENI's MAC", "mac", node.PrimaryMAC)
+		return
+	}
+	if err == nil {
+		var repaired []string
+		repaired, err = nr.EnsureNodeRules(cfg)
+		if len(repaired) > 0 {
+			r.log().Info("node rules set", "repaired", repaired)
+		}
+	}
+	if err != nil {
+		rep.Failed = append(rep.Failed, "node rules: "+err.Error())
+	}
+}
+
+// NodeRulesConfig is what the node-level rules should be for this node and
+// environment; the primary link is found by its MAC in the calling thread's
+// namespace (PrimaryIf is "" when no link has it: the rules are not ours to
+// set there).
+func NodeRulesConfig(node store.Node, env settings.Lookup) (hostnet.Config, error) {
+	n, err := settings.NodeNetwork(env)
+	if err != nil {
+		return hostnet.Config{}, err
+	}
+	link, err := hostnet.PrimaryLink(node.PrimaryMAC)
+	if err != nil {
+		return hostnet.Config{}, err
+	}
+	return hostnet.Config{
+		PrimaryIf: link, PrimaryIP: node.PrimaryIP, VPCCIDRs: node.VPCCIDRs, ExcludeSNAT: n.ExcludeSNAT,
+		ExternalSNAT: n.ExternalSNAT, Randomize: hostnet.Randomize(n.Randomize), NodePort: n.NodePort,
+		Mark: n.ConnMark, VethPrefix: netns.VethPrefix,
+	}, nil
+}
+
+// EnsureNodeRules implements NodeRules in the process's namespace.
+func (KernelHost) EnsureNodeRules(cfg hostnet.Config) ([]string, error) { return hostnet.Ensure(cfg) }
