@@ -30,7 +30,11 @@ type Config struct {
 	// link "eth<deviceIndex>" with the ENI's MAC is created (down) on attach
 	// and deleted on detach.
 	LinkNetns string
-	Clock     func() time.Time // default time.Now
+	// LinkPeerNetns, with LinkNetns, makes every ENI link a veth whose other
+	// end, "sim-eth<deviceIndex>" (up), sits in this namespace: a simulated
+	// VPC there sees what the node sends (see PlugPrimary for device 0).
+	LinkPeerNetns string
+	Clock         func() time.Time // default time.Now
 }
 
 // Sim is one simulated node with its EC2 and IMDS endpoints.
