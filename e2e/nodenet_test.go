@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/netip"
 	"slices"
 	"testing"
@@ -70,6 +71,41 @@ func (v *vpcNet) ourChains() []string {
 	return names
 }
 
+// doctorSaysRulesInPlace reads the "node rules" check of `vpcctl doctor -o json`.
+func (v *vpcNet) doctorSaysRulesInPlace(t *testing.T, env []string) bool {
+	t.Helper()
+	r := v.w.vpcctl(env, "doctor", "-o", "json")
+	var found []struct {
+		Check string `json:"check"`
+		OK    bool   `json:"ok"`
+	}
+	if err := json.Unmarshal(r.stdout, &found); err != nil {
+		t.Fatalf("doctor output: %v\n%s", err, r.stdout)
+	}
+	for _, f := range found {
+		if f.Check == "node rules" {
+			return f.OK
+		}
+	}
+	t.Fatalf("doctor has no node rules check: %s", r.stdout)
+	return false
+}
+
+// statusSaysRulesInPlace reads nodeRules.inPlace of `vpcctl pool status -o json`.
+func (v *vpcNet) statusSaysRulesInPlace(t *testing.T, env []string) bool {
+	t.Helper()
+	r := v.w.vpcctl(env, "pool", "status", "-o", "json")
+	var s struct {
+		NodeRules *struct {
+			InPlace bool `json:"inPlace"`
+		} `json:"nodeRules"`
+	}
+	if err := json.Unmarshal(r.stdout, &s); err != nil || s.NodeRules == nil {
+		t.Fatalf("pool status output (%v): %s", err, r.stdout)
+	}
+	return s.NodeRules.InPlace
+}
+
 // rulesStatus runs `vpcctl node-rules status` with the knobs of env, as an
 // operator would with the node's environment file.
 func (v *vpcNet) rulesStatus(env []string) int {
@@ -119,10 +155,16 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 		if code := v.rulesStatus(env); code != 1 {
 			t.Fatalf("node-rules status after the flush exited %d; want 1", code)
 		}
+		if v.doctorSaysRulesInPlace(t, env) || v.statusSaysRulesInPlace(t, env) {
+			t.Fatal("doctor or pool status says the flushed rules are in place")
+		}
 		unreachable(t, p.ns, internetIP, whoamiPort, "without SNAT the internet gateway drops a pod's own address")
 		v.w.reconcile(env...)
 		if code := v.rulesStatus(env); code != 0 {
 			t.Fatalf("node-rules status after reconcile exited %d; want 0", code)
+		}
+		if !v.doctorSaysRulesInPlace(t, env) || !v.statusSaysRulesInPlace(t, env) {
+			t.Fatal("doctor or pool status says the repaired rules are not in place")
 		}
 		sees(t, p.ns, internetIP, whoamiPort, v.primaryIP)
 		sees(t, v.client, v.primaryIP, nodePort, clientIP)
@@ -130,6 +172,15 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 	t.Run("a changed knob rebuilds the rules: without the exclusion the peered network sees the primary address", func(t *testing.T) {
 		v.w.reconcile("WARM_IP_TARGET=8")
 		sees(t, p.ns, peeredIP, whoamiPort, v.primaryIP)
+	})
+	t.Run("a CIDR associated with the VPC later keeps the pod's address", func(t *testing.T) {
+		v.w.sim.AssociateVPCCIDR(netip.MustParsePrefix(peeredCIDR))
+		v.w.reconcile("WARM_IP_TARGET=8")
+		sees(t, p.ns, peeredIP, whoamiPort, podIP)
+		sees(t, p.ns, internetIP, whoamiPort, v.primaryIP)
+		if code := v.rulesStatus([]string{"WARM_IP_TARGET=8"}); code != 0 {
+			t.Fatalf("node-rules status exited %d; want 0 (it must expect the stored CIDRs)", code)
+		}
 	})
 	t.Run("with external SNAT no SNAT rule exists and pods keep their address", func(t *testing.T) {
 		v.w.reconcile("WARM_IP_TARGET=8", "AWS_VPC_K8S_CNI_EXTERNALSNAT=true")

@@ -1,6 +1,10 @@
 package reconcile
 
 import (
+	"context"
+	"net/netip"
+	"slices"
+
 	"vpc-cni/hostnet"
 	"vpc-cni/netns"
 	"vpc-cni/settings"
@@ -15,11 +19,12 @@ type NodeRules interface {
 
 // ensureNodeRules is the pass's hook: it checks the node-level rules and
 // repairs what another program removed or what a changed knob makes stale.
-func (r *Runner) ensureNodeRules(node store.Node, rep *Report) {
+func (r *Runner) ensureNodeRules(ctx context.Context, node store.Node, rep *Report) {
 	nr, ok := r.Host.(NodeRules)
 	if !ok || !node.PrimaryIP.IsValid() {
 		return
 	}
+	node = r.refreshVPCCIDRs(ctx, node)
 	cfg, err := NodeRulesConfig(node, r.Env)
 	if err == nil && cfg.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
@@ -37,6 +42,42 @@ func (r *Runner) ensureNodeRules(node store.Node, rep *Report) {
 	if err != nil {
 		rep.Failed = append(rep.Failed, "node rules: "+err.Error())
 	}
+}
+
+// vpcCIDRReader reads the VPC's CIDRs now; *cloud.Client implements it.
+type vpcCIDRReader interface {
+	VPCCIDRs(ctx context.Context, mac string) ([]netip.Prefix, error)
+}
+
+// refreshVPCCIDRs rereads the VPC's CIDRs (one IMDS read), so a CIDR
+// associated after the node was learnt keeps pods' addresses, and stores a
+// change so that status and doctor expect the same rules. On failure the
+// learnt CIDRs stay.
+func (r *Runner) refreshVPCCIDRs(ctx context.Context, node store.Node) store.Node {
+	rd, ok := r.Cloud.(vpcCIDRReader)
+	if !ok {
+		return node
+	}
+	cidrs, err := rd.VPCCIDRs(ctx, node.PrimaryMAC)
+	if err != nil || len(cidrs) == 0 || slices.Equal(cidrs, node.VPCCIDRs) {
+		if err != nil {
+			r.log().Info("VPC CIDRs not reread; using the learnt ones", "err", err)
+		}
+		return node
+	}
+	node.VPCCIDRs = cidrs
+	err = r.Store.Update(func(tx *store.Tx) error {
+		stored, known, err := tx.Node()
+		if err != nil || !known {
+			return err
+		}
+		stored.VPCCIDRs = cidrs
+		return tx.PutNode(stored)
+	})
+	if err != nil {
+		r.log().Info("VPC CIDRs not stored", "err", err)
+	}
+	return node
 }
 
 // NodeRulesConfig is what the node-level rules should be for this node and

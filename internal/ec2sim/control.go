@@ -191,3 +191,20 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
+
+// AssociateVPCCIDR adds a secondary IPv4 CIDR to the VPC, as
+// AssociateVpcCidrBlock does; IMDS lists it in vpc-ipv4-cidr-blocks.
+func (s *Sim) AssociateVPCCIDR(p netip.Prefix) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vpcExtra = append(s.vpcExtra, p.Masked())
+}
+
+// vpcCIDRs are the VPC's CIDRs, the primary first. The caller holds s.mu.
+func (s *Sim) vpcCIDRs() []string {
+	out := []string{s.cfg.VPCCIDR.Masked().String()}
+	for _, p := range s.vpcExtra {
+		out = append(out, p.String())
+	}
+	return out
+}

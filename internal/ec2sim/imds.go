@@ -167,7 +167,7 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	set("subnet-ipv4-cidr-block", s.subnet.cidr.String())
 	set("vpc-id", s.vpcID)
 	set("vpc-ipv4-cidr-block", s.cfg.VPCCIDR.Masked().String())
-	set("vpc-ipv4-cidr-blocks", s.cfg.VPCCIDR.Masked().String())
+	set("vpc-ipv4-cidr-blocks", strings.Join(s.vpcCIDRs(), "\n"))
 	set("security-group-ids", strings.Join(e.groups, "\n"))
 	set("security-groups", strings.Join(e.groups, "\n"))
 	set("network-card", strconv.Itoa(e.attach.cardIndex))

@@ -46,6 +46,7 @@ type Sim struct {
 	ids idGen
 
 	vpcID, subnetID, sgID string
+	vpcExtra              []netip.Prefix // secondary CIDRs (AssociateVPCCIDR)
 	ownerID, imageID      string
 	reservationID         string
 	launchTime            time.Time
