@@ -24,7 +24,6 @@ func (r *Runner) ensureNodeRules(ctx context.Context, node store.Node, rep *Repo
 	if !ok || !node.PrimaryIP.IsValid() {
 		return
 	}
-	node = r.refreshVPCCIDRs(ctx, node)
 	cfg, err := NodeRulesConfig(node, r.Env)
 	if err == nil && cfg.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
@@ -33,6 +32,7 @@ func (r *Runner) ensureNodeRules(ctx context.Context, node store.Node, rep *Repo
 		return
 	}
 	if err == nil {
+		cfg.VPCCIDRs = r.refreshVPCCIDRs(ctx, node).VPCCIDRs
 		var repaired []string
 		repaired, err = nr.EnsureNodeRules(cfg)
 		if len(repaired) > 0 {
