@@ -164,7 +164,7 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	set("owner-id", s.ownerID)
 	set("local-hostname", s.dnsName(e.primary))
 	set("subnet-id", e.subnetID)
-	set("subnet-ipv4-cidr-block", s.subnet.cidr.String())
+	set("subnet-ipv4-cidr-block", s.poolOf(e.subnetID).cidr.String())
 	set("vpc-id", s.vpcID)
 	set("vpc-ipv4-cidr-block", s.cfg.VPCCIDR.Masked().String())
 	set("vpc-ipv4-cidr-blocks", strings.Join(s.vpcCIDRs(), "\n"))

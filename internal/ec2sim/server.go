@@ -47,6 +47,7 @@ type Sim struct {
 
 	vpcID, subnetID, sgID string
 	vpcExtra              []netip.Prefix // secondary CIDRs (AssociateVPCCIDR)
+	subnets               []*subnetPool  // the node's subnet first, then AddSubnet's
 	ownerID, imageID      string
 	reservationID         string
 	launchTime            time.Time
@@ -135,6 +136,8 @@ func New(cfg Config) (*Sim, error) {
 		ownerID: "123456789012", launchTime: cfg.Clock()}
 	s.vpcID = "vpc-0" + s.ids.hex16()
 	s.subnetID = "subnet-0" + s.ids.hex16()
+	pool.id, pool.az = s.subnetID, cfg.AZ
+	s.subnets = []*subnetPool{pool}
 	s.sgID = "sg-0" + s.ids.hex16()
 	s.imageID = "ami-0" + s.ids.hex16()
 	s.reservationID = "r-0" + s.ids.hex16()
@@ -146,7 +149,7 @@ func New(cfg Config) (*Sim, error) {
 
 // addPrimaryENI attaches device 0. Its times are zero so IMDS lag never hides it.
 func (s *Sim) addPrimaryENI() error {
-	e := s.newENI("", []string{s.sgID})
+	e := s.newENI(s.subnetID, "", []string{s.sgID})
 	ips, ok := s.subnet.allocLowest(1)
 	if !ok {
 		return errors.New("ec2sim: subnet has no address for the primary ENI")
@@ -158,14 +161,14 @@ func (s *Sim) addPrimaryENI() error {
 	return nil
 }
 
-func (s *Sim) newENI(description string, groups []string) *eniRec {
+func (s *Sim) newENI(subnetID, description string, groups []string) *eniRec {
 	mac := s.ids.mac()
 	for s.macs[mac] {
 		mac = s.ids.mac()
 	}
 	s.macs[mac] = true
 	s.nextSeq++
-	e := newENIRec(s.nextSeq, "eni-0"+s.ids.hex16(), mac, s.subnetID, s.cfg.Clock())
+	e := newENIRec(s.nextSeq, "eni-0"+s.ids.hex16(), mac, subnetID, s.cfg.Clock())
 	e.description = description
 	e.groups = groups
 	return e
