@@ -137,6 +137,10 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 		v.addNodePort(podIP)
 		sees(t, v.client, v.primaryIP, nodePort, clientIP)
 	})
+	t.Run("a service address DNATed to a VPC endpoint is neither marked nor SNATed", func(t *testing.T) {
+		v.addDNAT(serviceIP, 80, clientIP, whoamiPort)
+		sees(t, p.ns, serviceIP, 80, podIP)
+	})
 	t.Run("rules flushed by another program are back after the next pass", func(t *testing.T) {
 		v.w.inNode(func() error {
 			c, err := nftables.New()

@@ -34,6 +34,7 @@ var (
 	internetIP  = netip.MustParseAddr("100.100.0.10")
 	peeredIP    = netip.MustParseAddr("100.101.0.10")
 	peeredCIDR  = "100.101.0.0/16"
+	serviceIP   = netip.MustParseAddr("100.120.0.1") // a ClusterIP: outside the VPC, DNATed on the node
 	outsideVPC  = netip.MustParseAddr("100.99.0.1") // the vpc end of the link to outside
 	outsideHost = netip.MustParseAddr("100.99.0.2")
 )
@@ -285,7 +286,10 @@ func accept() []expr.Any { return []expr.Any{&expr.Verdict{Kind: expr.VerdictAcc
 
 // addNodePort stands for kube-proxy: in the node namespace, its own table
 // DNATs primaryIP:nodePort to pod:podPort.
-func (v *vpcNet) addNodePort(pod netip.Addr) {
+func (v *vpcNet) addNodePort(pod netip.Addr) { v.addDNAT(v.primaryIP, nodePort, pod, podPort) }
+
+// addDNAT adds a kube-proxy-like rule: TCP to dst:dport goes to to:toPort.
+func (v *vpcNet) addDNAT(dst netip.Addr, dport uint16, to netip.Addr, toPort uint16) {
 	v.w.inNode(func() error {
 		c, err := nftables.New()
 		if err != nil {
@@ -295,14 +299,14 @@ func (v *vpcNet) addNodePort(pod netip.Addr) {
 		pre := c.AddChain(&nftables.Chain{Name: "nat-prerouting", Table: t, Type: nftables.ChainTypeNAT,
 			Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest})
 		c.AddRule(&nftables.Rule{Table: t, Chain: pre, Exprs: cat(
-			ipField(16, expr.CmpOpEq, v.primaryIP),
+			ipField(16, expr.CmpOpEq, dst),
 			[]expr.Any{
 				&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
 				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.BigEndian.PutUint16(nodePort)},
-				&expr.Immediate{Register: 1, Data: pod.AsSlice()},
-				&expr.Immediate{Register: 2, Data: binaryutil.BigEndian.PutUint16(podPort)},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.BigEndian.PutUint16(dport)},
+				&expr.Immediate{Register: 1, Data: to.AsSlice()},
+				&expr.Immediate{Register: 2, Data: binaryutil.BigEndian.PutUint16(toPort)},
 				&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 2},
 			})})
 		return c.Flush()

@@ -94,11 +94,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// layoutVersion changes whenever desired() builds a different table for the
+// same configuration, so an upgraded binary rebuilds the old layout.
+const layoutVersion = 2
+
 // fingerprint names the configuration the table was built from; it is stored
 // in every rule's comment, so a pass can tell "in place" from "stale" without
 // comparing expressions the kernel may render differently.
 func (c Config) fingerprint() string {
-	s := fmt.Sprintf("%s|%s|%v|%v|%s|%v|%#x|%s", c.PrimaryIf, c.PrimaryIP, c.noSNAT(), c.ExternalSNAT,
+	s := fmt.Sprintf("%d|%s|%s|%v|%v|%s|%v|%#x|%s", layoutVersion, c.PrimaryIf, c.PrimaryIP, c.noSNAT(), c.ExternalSNAT,
 		c.Randomize, c.NodePort, c.Mark, c.VethPrefix)
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])

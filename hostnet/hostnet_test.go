@@ -126,7 +126,7 @@ func TestAChangedConfigurationRebuildsTheTable(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		mustEnsure(t, cfg)
-		if got := chainNames(t); !slices.Equal(got, []string{chainEgress, chainMark, chainSNAT}) {
+		if got := chainNames(t); !slices.Equal(got, []string{chainEgress, chainMark, chainPods, chainSNAT}) {
 			t.Fatalf("chains %v", got)
 		}
 		cfg.ExternalSNAT = true

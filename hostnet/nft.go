@@ -15,14 +15,20 @@ import (
 // and iptables never touch it, and we never touch theirs.
 const TableName = "vpc-cni"
 
-// Chain names and priorities. SNAT runs after iptables' and kube-proxy's nat
-// POSTROUTING (100), so their masquerade decisions come first, as the
-// reference's chain appended after KUBE-POSTROUTING; marking runs at mangle
-// priority, before kube-proxy's DNAT at -100.
+// Chain names and priorities. NodePort marking runs at mangle priority,
+// before kube-proxy's DNAT (-100), while the destination is still the node's
+// address. Egress marking runs after that DNAT (-90), so a service address
+// that kube-proxy turned into a VPC endpoint is not taken for the internet
+// (the reference's nat-table chain likewise never sees DNATed packets). SNAT
+// runs after iptables' and kube-proxy's nat POSTROUTING (100), so their
+// masquerade decisions come first, as the reference's chain appended after
+// KUBE-POSTROUTING.
 const (
 	chainSNAT   = "snat"   // nat postrouting: pod egress to the primary address
-	chainMark   = "mark"   // filter prerouting: connmark for NodePort and pod egress
+	chainMark   = "mark"   // filter prerouting, mangle: NodePort connmark, and the mark restored on pod packets
+	chainPods   = "pods"   // filter prerouting, after DNAT: new pod connections go to egress
 	chainEgress = "egress" // regular: marks a new pod connection unless its destination is in the VPC
+	prioPods    = -90
 	prioSNAT    = 110
 )
 
@@ -52,17 +58,20 @@ func desired(cfg Config) *tableSpec {
 		// load balancer with instance targets) leaves the way it came.
 		add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.PrimaryIf, true, false), localDst(true), setCtMark(cfg.Mark))...)
 	}
+	// Every packet from a pod of a marked connection carries the mark, so
+	// `fwmark lookup main` routes it out of the primary ENI.
+	add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctMarkHas(cfg.Mark), setMetaMark(cfg.Mark))...)
 	if cfg.snat() {
+		pods := s.chain(&nftables.Chain{Name: chainPods, Table: t, Type: nftables.ChainTypeFilter,
+			Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(prioPods)})
 		egress := s.chain(&nftables.Chain{Name: chainEgress, Table: t})
-		add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctNew(), jump(chainEgress))...)
+		add(pods, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctNew(), jump(chainEgress))...)
 		for _, p := range cfg.noSNAT() {
 			add(egress, cat(daddrIn(p), verdict(expr.VerdictReturn))...)
 		}
 		add(egress, setCtMark(cfg.Mark)...)
+		add(egress, setMetaMark(cfg.Mark)...) // this first packet passed the restore already
 	}
-	// Every packet from a pod of a marked connection carries the mark, so
-	// `fwmark lookup main` routes it out of the primary ENI.
-	add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctMarkHas(cfg.Mark), setMetaMark(cfg.Mark))...)
 	if cfg.snat() {
 		snat := s.chain(&nftables.Chain{Name: chainSNAT, Table: t, Type: nftables.ChainTypeNAT,
 			Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityRef(prioSNAT)})
