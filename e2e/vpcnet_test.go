@@ -35,7 +35,7 @@ var (
 	peeredIP    = netip.MustParseAddr("100.101.0.10")
 	peeredCIDR  = "100.101.0.0/16"
 	serviceIP   = netip.MustParseAddr("100.120.0.1") // a ClusterIP: outside the VPC, DNATed on the node
-	outsideVPC  = netip.MustParseAddr("100.99.0.1") // the vpc end of the link to outside
+	outsideVPC  = netip.MustParseAddr("100.99.0.1")  // the vpc end of the link to outside
 	outsideHost = netip.MustParseAddr("100.99.0.2")
 )
 
