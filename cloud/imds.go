@@ -79,6 +79,19 @@ func (r *imdsReader) parsed(path string, err error) {
 	}
 }
 
+// VPCCIDRs reads the VPC's IPv4 CIDRs, secondary ones too, from IMDS: one
+// read, so that a CIDR associated after the node was learnt is not SNATed.
+func (c *Client) VPCCIDRs(ctx context.Context, mac string) ([]netip.Prefix, error) {
+	md, err := c.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, u := c.endpoints()
+	r := &imdsReader{ctx: ctx, md: md, url: u}
+	cidrs := r.prefixes("network/interfaces/macs/" + mac + "/vpc-ipv4-cidr-blocks")
+	return cidrs, r.err
+}
+
 // Identity reads the instance's identity from IMDS (once per Client).
 func (c *Client) Identity(ctx context.Context) (Identity, error) {
 	c.mu.Lock()

@@ -93,3 +93,15 @@ func TestNewDoesNoIO(t *testing.T) {
 		t.Fatalf("New made %d IMDS calls", n)
 	}
 }
+
+func TestVPCCIDRsSeesACIDRAssociatedLater(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	c := newClient(t, Options{})
+	mac := sim.State().ENIs[0].MAC
+	sim.AssociateVPCCIDR(netip.MustParsePrefix("100.80.0.0/16"))
+	got, err := c.VPCCIDRs(testCtx(t), mac)
+	want := []netip.Prefix{netip.MustParsePrefix("100.64.0.0/16"), netip.MustParsePrefix("100.80.0.0/16")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("VPCCIDRs = %v, %v; want %v", got, err, want)
+	}
+}

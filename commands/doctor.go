@@ -73,7 +73,7 @@ func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
 	}
 	return []Finding{checkStore(st), checkLastReconcile(status, now), checkIntents(st, now), checkENIsReady(status),
-		checkGrowth(status), checkGarbage(st)}
+		checkGrowth(status), checkGarbage(st), checkNodeRules(status)}
 }
 
 // checkStore walks every page of the file (a damaged page is found even

@@ -34,6 +34,7 @@ type PoolStatus struct {
 	GrowBlocked   string           `json:"growBlocked,omitempty"`
 	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
 	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
+	NodeRules     *NodeRulesState  `json:"nodeRules,omitempty"`
 }
 
 // ENIStatus is one ENI with counts per address state.

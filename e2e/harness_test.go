@@ -167,13 +167,14 @@ type world struct {
 type worldOpts struct {
 	instanceType string
 	env          []string
+	peerNetns    string // the ENI links' other ends go there (a simulated VPC; see vpcnet_test.go)
 }
 
 func newWorld(tb testing.TB, o worldOpts) *world {
 	tb.Helper()
 	requireRoot(tb)
 	w := &world{tb: tb, node: newNetNS(tb), stateDir: tb.TempDir()}
-	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, LinkNetns: w.node.Path()})
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, LinkNetns: w.node.Path(), LinkPeerNetns: o.peerNetns})
 	if err != nil {
 		tb.Fatal(err)
 	}

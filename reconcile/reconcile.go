@@ -120,6 +120,7 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r.setupHosts(node, cfg, rep)
 	if !opts.GrowOnly {
+		r.ensureNodeRules(ctx, node, rep) // the plugin's inline grows leave them to the next full pass
 		r.sweepLeaked(ctx, node, rep)
 	}
 	rep.Duration = r.now().Sub(start)

@@ -45,6 +45,7 @@ const (
 var FileKeys = []string{
 	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
 	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
+	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -130,6 +131,14 @@ type Lookup func(string) (string, bool)
 type Inputs struct {
 	Env  Lookup
 	File *File
+}
+
+// Merged is Lookup as a plain lookup: the environment, else the file.
+func (in Inputs) Merged() Lookup {
+	return func(name string) (string, bool) {
+		t, _, ok := in.Lookup(name)
+		return t, ok
+	}
 }
 
 // Lookup finds a knob in the environment, else the file. Empty text is unset.

@@ -60,7 +60,7 @@ func parsePrefixes(raw []string) ([]netip.Prefix, *apiError) {
 
 // reserve takes everything r asks for from the subnet, all or nothing. The
 // slot limit (primary + secondaries + prefixes ≤ IPv4PerENI) is checked first.
-func (s *Sim) reserve(usedSlots int, r addrRequest) ([]netip.Addr, []netip.Prefix, *apiError) {
+func (s *Sim) reserve(sub *subnetPool, usedSlots int, r addrRequest) ([]netip.Addr, []netip.Prefix, *apiError) {
 	if usedSlots+r.slots() > s.typ.IPv4PerENI {
 		return nil, nil, newAPIError("PrivateIpAddressLimitExceeded", "Number of private addresses will exceed limit.")
 	}
@@ -68,13 +68,13 @@ func (s *Sim) reserve(usedSlots int, r addrRequest) ([]netip.Addr, []netip.Prefi
 	var pfxs []netip.Prefix
 	undo := func() {
 		for _, a := range ips {
-			s.subnet.release(a)
+			sub.release(a)
 		}
 		for _, p := range pfxs {
-			s.subnet.releasePrefix(p)
+			sub.releasePrefix(p)
 		}
 	}
-	err := s.reserveInto(r, &ips, &pfxs)
+	err := reserveInto(sub, r, &ips, &pfxs)
 	if err != nil {
 		undo()
 		return nil, nil, err
@@ -82,35 +82,35 @@ func (s *Sim) reserve(usedSlots int, r addrRequest) ([]netip.Addr, []netip.Prefi
 	return ips, pfxs, nil
 }
 
-func (s *Sim) reserveInto(r addrRequest, ips *[]netip.Addr, pfxs *[]netip.Prefix) *apiError {
+func reserveInto(sub *subnetPool, r addrRequest, ips *[]netip.Addr, pfxs *[]netip.Prefix) *apiError {
 	for _, a := range r.ips {
-		if _, ok := s.subnet.offset(a); !ok {
+		if _, ok := sub.offset(a); !ok {
 			return errInvalidParameterValue("Address %s does not fall within the subnet's address range", a)
 		}
-		if s.subnet.reserved(a) {
+		if sub.reserved(a) {
 			return errInvalidParameterValue("Address %s is reserved by AWS and cannot be assigned", a)
 		}
-		if !s.subnet.take(a) {
+		if !sub.take(a) {
 			return newAPIError("InvalidIPAddress.InUse", "Address %s is in use.", a)
 		}
 		*ips = append(*ips, a)
 	}
 	for _, p := range r.prefixes {
-		if _, ok := s.subnet.offset(p.Addr()); !ok {
+		if _, ok := sub.offset(p.Addr()); !ok {
 			return errInvalidParameterValue("Prefix %s does not fall within the subnet's address range", p)
 		}
-		if !s.subnet.takePrefix(p) {
+		if !sub.takePrefix(p) {
 			return errInvalidParameterValue("Prefix %s is in use or overlaps addresses in use.", p)
 		}
 		*pfxs = append(*pfxs, p)
 	}
-	more, ok := s.subnet.allocLowest(r.count)
+	more, ok := sub.allocLowest(r.count)
 	if !ok {
 		return injectedError("InsufficientFreeAddressesInSubnet", "")
 	}
 	*ips = append(*ips, more...)
 	for i := 0; i < r.prefixCount; i++ {
-		p, ok := s.subnet.allocPrefix()
+		p, ok := sub.allocPrefix()
 		if !ok {
 			return injectedError("InsufficientCidrBlocks", "")
 		}
@@ -148,7 +148,7 @@ func (s *Sim) assignPrivateIPAddresses(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	ips, pfxs, err := s.reserve(e.slots(), r)
+	ips, pfxs, err := s.reserve(s.poolOf(e.subnetID), e.slots(), r)
 	if err != nil {
 		return nil, err
 	}
@@ -211,12 +211,12 @@ func (s *Sim) unassignPrivateIPAddresses(f form) (response, *apiError) {
 	for _, a := range ips {
 		delete(e.secondary, a)
 		e.gone[netip.PrefixFrom(a, 32)] = now
-		s.subnet.release(a)
+		s.poolOf(e.subnetID).release(a)
 	}
 	for _, p := range pfxs {
 		delete(e.prefixes, p)
 		e.gone[p] = now
-		s.subnet.releasePrefix(p)
+		s.poolOf(e.subnetID).releasePrefix(p)
 	}
 	return okReturn(), nil
 }

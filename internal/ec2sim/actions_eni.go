@@ -36,7 +36,8 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 	if resp, err, done := s.replayCreate(token, f); done {
 		return resp, err
 	}
-	if subnet := f.get("SubnetId"); subnet != s.subnetID {
+	subnet := f.get("SubnetId")
+	if s.poolOf(subnet) == nil {
 		return nil, newAPIError("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", subnet)
 	}
 	groups, err := readGroups(f)
@@ -54,7 +55,7 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.buildENI(f.get("Description"), groups, primary, r)
+	e, err := s.buildENI(subnet, f.get("Description"), groups, primary, r)
 	if err != nil {
 		return nil, err
 	}
@@ -69,14 +70,14 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 }
 
 // buildENI reserves the primary and the requested addresses, all or nothing.
-func (s *Sim) buildENI(description string, groups []string, primary netip.Addr, r addrRequest) (*eniRec, *apiError) {
+func (s *Sim) buildENI(subnetID, description string, groups []string, primary netip.Addr, r addrRequest) (*eniRec, *apiError) {
 	withPrimary := r
 	if primary.IsValid() {
 		withPrimary.ips = append([]netip.Addr{primary}, r.ips...)
 	} else {
 		withPrimary.count++
 	}
-	ips, pfxs, err := s.reserve(0, withPrimary)
+	ips, pfxs, err := s.reserve(s.poolOf(subnetID), 0, withPrimary)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (s *Sim) buildENI(description string, groups []string, primary netip.Addr, 
 	if !primary.IsValid() {
 		at = len(r.ips)
 	}
-	e := s.newENI(description, groups)
+	e := s.newENI(subnetID, description, groups)
 	e.primary = ips[at]
 	ips = append(ips[:at:at], ips[at+1:]...)
 	e.give(ips, pfxs, s.now())
@@ -263,12 +264,13 @@ func (s *Sim) deleteNetworkInterface(f form) (response, *apiError) {
 	if e.attach != nil {
 		return nil, errInvalidParameterValue("Network interface '%s' is currently in use.", e.id)
 	}
-	s.subnet.release(e.primary)
+	sub := s.poolOf(e.subnetID)
+	sub.release(e.primary)
 	for a := range e.secondary {
-		s.subnet.release(a)
+		sub.release(a)
 	}
 	for p := range e.prefixes {
-		s.subnet.releasePrefix(p)
+		sub.releasePrefix(p)
 	}
 	delete(s.enis, e.id)
 	return okReturn(), nil

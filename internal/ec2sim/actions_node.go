@@ -2,6 +2,7 @@ package ec2sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -186,44 +187,47 @@ func (s *Sim) describeSubnets(f form) (response, *apiError) {
 		return nil, err
 	}
 	for _, id := range ids {
-		if id != s.subnetID {
+		if s.poolOf(id) == nil {
 			return nil, newAPIError("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
 		}
 	}
-	values := s.subnetFilterValues()
 	for _, flt := range f.filters() {
-		if _, ok := values[flt.name]; !ok && !strings.HasPrefix(flt.name, "tag:") {
+		if _, ok := s.subnetFilterValues(s.subnets[0])[flt.name]; !ok && !strings.HasPrefix(flt.name, "tag:") {
 			return nil, errInvalidParameterValue("The filter '%s' is invalid", flt.name)
 		}
 	}
 	resp := &describeSubnetsResp{}
-	if matchFilters(f.filters(), func(name string) []string { return values[name] }) {
-		resp.Subnets = []subnetXML{s.subnetXML()}
+	for _, sub := range s.subnets {
+		values := s.subnetFilterValues(sub)
+		if (len(ids) == 0 || slices.Contains(ids, sub.id)) &&
+			matchFilters(f.filters(), func(name string) []string { return values[name] }) {
+			resp.Subnets = append(resp.Subnets, s.subnetXML(sub))
+		}
 	}
 	return resp, nil
 }
 
-func (s *Sim) subnetFilterValues() map[string][]string {
+func (s *Sim) subnetFilterValues(sub *subnetPool) map[string][]string {
 	v := map[string][]string{
-		"subnet-id":         one(s.subnetID),
+		"subnet-id":         one(sub.id),
 		"vpc-id":            one(s.vpcID),
-		"availability-zone": one(s.cfg.AZ),
-		"cidr-block":        one(s.subnet.cidr.String()),
+		"availability-zone": one(sub.az),
+		"cidr-block":        one(sub.cidr.String()),
 		"state":             one("available"),
 		"default-for-az":    one("false"),
 		"owner-id":          one(s.ownerID),
 		"tag-key":           {},
 	}
-	for k, val := range s.resTags[s.subnetID] {
+	for k, val := range s.resTags[sub.id] {
 		v["tag:"+k] = one(val)
 		v["tag-key"] = append(v["tag-key"], k)
 	}
 	return v
 }
 
-func (s *Sim) subnetXML() subnetXML {
-	return subnetXML{SubnetID: s.subnetID, State: "available", OwnerID: s.ownerID, VpcID: s.vpcID,
-		SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.cfg.Region, s.ownerID, s.subnetID),
-		CidrBlock: s.subnet.cidr.String(), AvailableIPAddressCount: s.subnet.free,
-		AvailabilityZone: s.cfg.AZ, Tags: tagsXML(s.resTags[s.subnetID])}
+func (s *Sim) subnetXML(sub *subnetPool) subnetXML {
+	return subnetXML{SubnetID: sub.id, State: "available", OwnerID: s.ownerID, VpcID: s.vpcID,
+		SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.cfg.Region, s.ownerID, sub.id),
+		CidrBlock: sub.cidr.String(), AvailableIPAddressCount: sub.free,
+		AvailabilityZone: sub.az, Tags: tagsXML(s.resTags[sub.id])}
 }

@@ -60,7 +60,7 @@ func (s *Sim) tagTargets(ids []string) ([]map[string]string, *apiError) {
 				return nil, errENINotFound(id)
 			}
 			out = append(out, e.tags)
-		case id == s.cfg.InstanceID || id == s.subnetID || id == s.vpcID:
+		case id == s.cfg.InstanceID || s.poolOf(id) != nil || id == s.vpcID:
 			if s.resTags[id] == nil {
 				s.resTags[id] = map[string]string{}
 			}

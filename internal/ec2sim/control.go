@@ -1,6 +1,7 @@
 package ec2sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -190,4 +191,72 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// AssociateVPCCIDR adds a secondary IPv4 CIDR to the VPC, as
+// AssociateVpcCidrBlock does; IMDS lists it in vpc-ipv4-cidr-blocks.
+func (s *Sim) AssociateVPCCIDR(p netip.Prefix) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vpcExtra = append(s.vpcExtra, p.Masked())
+}
+
+// vpcCIDRs are the VPC's CIDRs, the primary first. The caller holds s.mu.
+func (s *Sim) vpcCIDRs() []string {
+	out := []string{s.cfg.VPCCIDR.Masked().String()}
+	for _, p := range s.vpcExtra {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+// poolOf is the subnet with this ID, or nil.
+func (s *Sim) poolOf(id string) *subnetPool {
+	for _, sub := range s.subnets {
+		if sub.id == id {
+			return sub
+		}
+	}
+	return nil
+}
+
+// AddSubnet adds a subnet to the VPC, in az ("" is the node's zone), with
+// tags (kubernetes.io/role/cni=1 makes it one that subnet discovery may
+// use); it returns its ID. The CIDR must lie in one of the VPC's CIDRs and
+// overlap no other subnet.
+func (s *Sim) AddSubnet(cidr netip.Prefix, az string, tags map[string]string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cidr = cidr.Masked()
+	inVPC := false
+	for _, v := range s.vpcCIDRs() {
+		vp := netip.MustParsePrefix(v)
+		inVPC = inVPC || vp.Contains(cidr.Addr()) && cidr.Bits() >= vp.Bits()
+	}
+	if !inVPC {
+		return "", fmt.Errorf("ec2sim: subnet %s is in none of the VPC's CIDRs %v", cidr, s.vpcCIDRs())
+	}
+	for _, sub := range s.subnets {
+		if sub.cidr.Overlaps(cidr) {
+			return "", fmt.Errorf("ec2sim: subnet %s overlaps %s (%s)", cidr, sub.cidr, sub.id)
+		}
+	}
+	pool, err := newSubnetPool(cidr)
+	if err != nil {
+		return "", fmt.Errorf("ec2sim: %w", err)
+	}
+	pool.id, pool.az = "subnet-0"+s.ids.hex16(), cmp.Or(az, s.cfg.AZ)
+	s.subnets = append(s.subnets, pool)
+	s.resTags[pool.id] = maps.Clone(tags)
+	return pool.id, nil
+}
+
+// SubnetFreeOf is the free address count of a subnet (-1: no such subnet).
+func (s *Sim) SubnetFreeOf(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub := s.poolOf(id); sub != nil {
+		return sub.free
+	}
+	return -1
 }

@@ -31,6 +31,9 @@ func (s *Sim) linkUp(e *eniRec, device int) error {
 			_ = h.LinkDel(old)
 		}
 		attrs := netlink.LinkAttrs{Name: name, HardwareAddr: mac}
+		if s.cfg.LinkPeerNetns != "" {
+			return s.addVethToPeerNetns(h, attrs, "sim-"+name)
+		}
 		err = h.LinkAdd(&netlink.Dummy{LinkAttrs: attrs})
 		if !errors.Is(err, unix.EOPNOTSUPP) {
 			return err
@@ -51,6 +54,46 @@ func addVethENI(h *netlink.Handle, attrs netlink.LinkAttrs, peerName string) err
 		return err
 	}
 	return h.LinkSetUp(peer)
+}
+
+// addVethToPeerNetns creates the ENI link as a veth whose peer is in
+// cfg.LinkPeerNetns, up there.
+func (s *Sim) addVethToPeerNetns(h *netlink.Handle, attrs netlink.LinkAttrs, peerName string) error {
+	peerNS, err := netns.GetFromPath(s.cfg.LinkPeerNetns)
+	if err != nil {
+		return fmt.Errorf("netns %s: %w", s.cfg.LinkPeerNetns, err)
+	}
+	defer peerNS.Close()
+	ph, err := netlink.NewHandleAt(peerNS)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", s.cfg.LinkPeerNetns, err)
+	}
+	defer ph.Close()
+	if old, err := ph.LinkByName(peerName); err == nil { // left over from an earlier run
+		_ = ph.LinkDel(old)
+	}
+	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: peerName, PeerNamespace: netlink.NsFd(peerNS)}
+	if err := h.LinkAdd(veth); err != nil {
+		return err
+	}
+	peer, err := ph.LinkByName(peerName)
+	if err != nil {
+		return err
+	}
+	return ph.LinkSetUp(peer)
+}
+
+// PlugPrimary creates the primary ENI's link (device 0), as the node has it
+// from boot; the caller configures its address and routes.
+func (s *Sim) PlugPrimary() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.enis {
+		if e.attach != nil && e.attach.deviceIndex == 0 {
+			return s.linkUp(e, 0)
+		}
+	}
+	return errors.New("ec2sim: no primary ENI")
 }
 
 // linkDown deletes the ENI's link, found by its MAC (it may have been renamed).

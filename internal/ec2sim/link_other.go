@@ -13,6 +13,9 @@ func (s *Sim) linkUp(e *eniRec, device int) error {
 	return errNoLinks
 }
 
+// PlugPrimary needs Linux.
+func (s *Sim) PlugPrimary() error { return errNoLinks }
+
 func (s *Sim) linkDown(e *eniRec) error {
 	if s.cfg.LinkNetns == "" {
 		return nil

@@ -30,7 +30,11 @@ type Config struct {
 	// link "eth<deviceIndex>" with the ENI's MAC is created (down) on attach
 	// and deleted on detach.
 	LinkNetns string
-	Clock     func() time.Time // default time.Now
+	// LinkPeerNetns, with LinkNetns, makes every ENI link a veth whose other
+	// end, "sim-eth<deviceIndex>" (up), sits in this namespace: a simulated
+	// VPC there sees what the node sends (see PlugPrimary for device 0).
+	LinkPeerNetns string
+	Clock         func() time.Time // default time.Now
 }
 
 // Sim is one simulated node with its EC2 and IMDS endpoints.
@@ -42,6 +46,8 @@ type Sim struct {
 	ids idGen
 
 	vpcID, subnetID, sgID string
+	vpcExtra              []netip.Prefix // secondary CIDRs (AssociateVPCCIDR)
+	subnets               []*subnetPool  // the node's subnet first, then AddSubnet's
 	ownerID, imageID      string
 	reservationID         string
 	launchTime            time.Time
@@ -130,6 +136,8 @@ func New(cfg Config) (*Sim, error) {
 		ownerID: "123456789012", launchTime: cfg.Clock()}
 	s.vpcID = "vpc-0" + s.ids.hex16()
 	s.subnetID = "subnet-0" + s.ids.hex16()
+	pool.id, pool.az = s.subnetID, cfg.AZ
+	s.subnets = []*subnetPool{pool}
 	s.sgID = "sg-0" + s.ids.hex16()
 	s.imageID = "ami-0" + s.ids.hex16()
 	s.reservationID = "r-0" + s.ids.hex16()
@@ -141,7 +149,7 @@ func New(cfg Config) (*Sim, error) {
 
 // addPrimaryENI attaches device 0. Its times are zero so IMDS lag never hides it.
 func (s *Sim) addPrimaryENI() error {
-	e := s.newENI("", []string{s.sgID})
+	e := s.newENI(s.subnetID, "", []string{s.sgID})
 	ips, ok := s.subnet.allocLowest(1)
 	if !ok {
 		return errors.New("ec2sim: subnet has no address for the primary ENI")
@@ -153,14 +161,14 @@ func (s *Sim) addPrimaryENI() error {
 	return nil
 }
 
-func (s *Sim) newENI(description string, groups []string) *eniRec {
+func (s *Sim) newENI(subnetID, description string, groups []string) *eniRec {
 	mac := s.ids.mac()
 	for s.macs[mac] {
 		mac = s.ids.mac()
 	}
 	s.macs[mac] = true
 	s.nextSeq++
-	e := newENIRec(s.nextSeq, "eni-0"+s.ids.hex16(), mac, s.subnetID, s.cfg.Clock())
+	e := newENIRec(s.nextSeq, "eni-0"+s.ids.hex16(), mac, subnetID, s.cfg.Clock())
 	e.description = description
 	e.groups = groups
 	return e

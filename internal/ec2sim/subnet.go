@@ -17,6 +17,8 @@ const (
 // subnetPool does the subnet's address accounting. Addresses are handed out
 // lowest-free-first so tests are deterministic.
 type subnetPool struct {
+	id    string
+	az    string
 	cidr  netip.Prefix
 	base  uint32
 	state []uint8

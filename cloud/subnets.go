@@ -1,0 +1,45 @@
+package cloud
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// CNISubnetTag marks a subnet that new ENIs may use besides the node's own
+// (the reference's subnet discovery).
+const CNISubnetTag = "kubernetes.io/role/cni"
+
+// CNISubnets lists the subnets of the VPC in the zone tagged CNISubnetTag=1,
+// the one with the most free addresses first (ties by ID, so the choice is
+// stable). One DescribeSubnets call; an empty list is not an error.
+func (c *Client) CNISubnets(ctx context.Context, vpcID, az string) ([]Subnet, error) {
+	const action = "DescribeSubnets"
+	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeSubnetsOutput, error) {
+		return h.client().DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []types.Filter{
+			filter("vpc-id", vpcID), filter("availability-zone", az), filter("tag:"+CNISubnetTag, "1"),
+		}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	subnets := make([]Subnet, 0, len(out.Subnets))
+	for _, s := range out.Subnets {
+		cidr, err := netip.ParsePrefix(aws.ToString(s.CidrBlock))
+		if err != nil {
+			return nil, ec2Error(action, "", fmt.Errorf("subnet %s: bad CIDR: %w", aws.ToString(s.SubnetId), err))
+		}
+		subnets = append(subnets, Subnet{
+			ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone),
+			CIDR: cidr, Available: int(aws.ToInt32(s.AvailableIpAddressCount)), Tags: tagMap(s.Tags),
+		})
+	}
+	slices.SortFunc(subnets, func(a, b Subnet) int { return cmp.Or(b.Available-a.Available, cmp.Compare(a.ID, b.ID)) })
+	return subnets, nil
+}

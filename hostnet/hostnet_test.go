@@ -1,0 +1,182 @@
+package hostnet
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/containernetworking/plugins/pkg/testutils"
+	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
+)
+
+func testConfig() Config {
+	return Config{
+		PrimaryIf: "eth0", PrimaryIP: netip.MustParseAddr("100.64.0.10"),
+		VPCCIDRs:    []netip.Prefix{netip.MustParsePrefix("100.64.0.0/16")},
+		ExcludeSNAT: []netip.Prefix{netip.MustParsePrefix("100.99.0.0/16")},
+		Randomize:   RandomPRNG, NodePort: true, Mark: DefaultConnMark, VethPrefix: "eni",
+	}
+}
+
+// inNode runs fn in a fresh namespace with a primary link eth0, deleted afterwards.
+func inNode(t *testing.T, fn func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace")
+	}
+	n, err := testutils.NewNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close(); _ = testutils.UnmountNS(n) })
+	err = n.Do(func(ns.NetNS) error {
+		mac, _ := net.ParseMAC("02:00:00:00:00:01")
+		// A veth: this kernel may lack the dummy driver.
+		eth0 := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0", HardwareAddr: mac}, PeerName: "peer0"}
+		if err := netlink.LinkAdd(eth0); err != nil {
+			return err
+		}
+		fn()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustEnsure(t *testing.T, cfg Config) []string {
+	t.Helper()
+	repaired, err := Ensure(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repaired
+}
+
+func mustCheck(t *testing.T, cfg Config) Status {
+	t.Helper()
+	st, err := Check(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func chainNames(t *testing.T) []string {
+	t.Helper()
+	c, _ := nftables.New()
+	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ch := range chains {
+		if ch.Table.Name == TableName {
+			out = append(out, ch.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestEnsureIsIdempotentAndRepairsAFlush(t *testing.T) {
+	inNode(t, func() {
+		cfg := testConfig()
+		if name, err := PrimaryLink("02:00:00:00:00:01"); err != nil || name != "eth0" {
+			t.Fatalf("PrimaryLink = %q, %v; want eth0", name, err)
+		}
+		if st := mustCheck(t, cfg); st.InPlace() {
+			t.Fatalf("fresh namespace reported in place: %+v", st)
+		}
+		if r := mustEnsure(t, cfg); len(r) != 3 {
+			t.Fatalf("first Ensure repaired %v; want table, rule and rp_filter", r)
+		}
+		if st := mustCheck(t, cfg); !st.InPlace() {
+			t.Fatalf("after Ensure: %+v", st)
+		}
+		if r := mustEnsure(t, cfg); len(r) != 0 {
+			t.Fatalf("second Ensure repaired %v; want nothing", r)
+		}
+		// Another program flushes every nftables rule and deletes our ip rule.
+		c, _ := nftables.New()
+		c.FlushRuleset()
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.RuleDel(fwmarkRule(DefaultConnMark)); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustCheck(t, cfg); st.Table || st.Fwmark {
+			t.Fatalf("after the flush: %+v", st)
+		}
+		if r := mustEnsure(t, cfg); len(r) != 2 {
+			t.Fatalf("Ensure after flush repaired %v; want table and rule", r)
+		}
+		if st := mustCheck(t, cfg); !st.InPlace() {
+			t.Fatalf("after repair: %+v", st)
+		}
+	})
+}
+
+func TestAChangedConfigurationRebuildsTheTable(t *testing.T) {
+	inNode(t, func() {
+		cfg := testConfig()
+		mustEnsure(t, cfg)
+		if got := chainNames(t); !slices.Equal(got, []string{chainEgress, chainMark, chainPods, chainSNAT}) {
+			t.Fatalf("chains %v", got)
+		}
+		cfg.ExternalSNAT = true
+		if st := mustCheck(t, cfg); st.Table {
+			t.Fatal("a table built for SNAT reported in place for external SNAT")
+		}
+		mustEnsure(t, cfg)
+		if got := chainNames(t); !slices.Equal(got, []string{chainMark}) {
+			t.Fatalf("external SNAT: chains %v; want only %s", got, chainMark)
+		}
+		cfg.NodePort = false
+		mustEnsure(t, cfg)
+		if got := chainNames(t); len(got) != 0 {
+			t.Fatalf("nothing wanted: chains %v", got)
+		}
+		if st := mustCheck(t, cfg); !st.InPlace() {
+			t.Fatalf("nothing wanted, nothing there: %+v", st)
+		}
+	})
+}
+
+func TestRemoveDeletesEverything(t *testing.T) {
+	inNode(t, func() {
+		cfg := testConfig()
+		mustEnsure(t, cfg)
+		if err := Remove(); err != nil {
+			t.Fatal(err)
+		}
+		if got := chainNames(t); len(got) != 0 {
+			t.Fatalf("chains left: %v", got)
+		}
+		rules, err := fwmarkRules()
+		if err != nil || len(rules) != 0 {
+			t.Fatalf("fwmark rules left: %v, %v", rules, err)
+		}
+		if err := Remove(); err != nil {
+			t.Fatalf("second Remove: %v", err)
+		}
+	})
+}
+
+func TestValidateNamesTheProblem(t *testing.T) {
+	cfg := testConfig()
+	cfg.Randomize = "fully"
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("accepted an unknown randomisation")
+	}
+	cfg = testConfig()
+	cfg.ExcludeSNAT = append(cfg.ExcludeSNAT, netip.MustParsePrefix("fd00::/64"))
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("accepted an IPv6 CIDR")
+	}
+}
