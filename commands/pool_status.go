@@ -159,6 +159,8 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 		return s, nil
 	}
 	s.Initialized, s.Node = true, nodeStatus(ss.node)
+	rules := nodeRulesState(ss.node, in)
+	s.NodeRules = &rules
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {

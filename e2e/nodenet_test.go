@@ -174,6 +174,7 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 		sees(t, v.client, v.primaryIP, nodePort, clientIP)
 	})
 	t.Run("a changed knob rebuilds the rules: without the exclusion the peered network sees the primary address", func(t *testing.T) {
+		v.w.writeConfig([]string{"WARM_IP_TARGET=8"}) // the operator drops the exclusion from the file
 		v.w.reconcile("WARM_IP_TARGET=8")
 		sees(t, p.ns, peeredIP, whoamiPort, v.primaryIP)
 	})
