@@ -141,18 +141,3 @@ func eniFrom(t cloud.ENIInfo, now time.Time) pool.ENI {
 	}
 	return e
 }
-
-func (r *Runner) saveReport(rep *Report, err error) {
-	calls := map[string]int{}
-	for _, c := range rep.Calls {
-		calls[c]++
-	}
-	sr := store.ReconcileReport{Time: rep.Time, Duration: rep.Duration, Actions: len(rep.Plan.Actions), Calls: calls,
-		LastLeakSweep: rep.lastLeakSweep}
-	if err != nil {
-		sr.Error = err.Error()
-	}
-	if uerr := r.Store.Update(func(tx *store.Tx) error { return tx.PutReconcileReport(sr) }); uerr != nil {
-		r.log().Warn("saving the reconcile report", "err", uerr)
-	}
-}
