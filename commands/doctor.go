@@ -38,7 +38,7 @@ Examples:
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStore(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}
@@ -65,6 +65,9 @@ func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 	status, err := loadStatus(st, in, now)
 	if err != nil {
 		return []Finding{{"state file", false, err.Error()}}
+	}
+	if !status.Initialized && status.LastReconcile != nil {
+		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(status, now)}
 	}
 	if !status.Initialized {
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}

@@ -72,7 +72,7 @@ func poolStatusCommand() *cli.Command {
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStore(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}

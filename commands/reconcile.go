@@ -54,7 +54,11 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(c)
+	open := openStore
+	if dryRun {
+		open = openStateReadOnly
+	}
+	st, err := open(c)
 	if err != nil {
 		return nil, err
 	}
