@@ -33,7 +33,7 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 		budget = nil // a dry run writes nothing, the budget's tokens included; it only describes
 	}
 	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster, UserAgent: userAgent,
-		Budget:         budget,
+		HTTPTimeout: cloud.AttemptTimeout(ctx), Budget: budget,
 		DescribeBudget: cloud.BucketRate(describe), MutatingBudget: cloud.BucketRate(mutating)})
 	if err != nil {
 		return nil, err
