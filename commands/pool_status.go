@@ -72,11 +72,11 @@ func poolStatusCommand() *cli.Command {
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStateReadOnly(c)
+			in, err := knobInputs(c)
 			if err != nil {
 				return err
 			}
-			in, err := knobInputs(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}

@@ -104,11 +104,7 @@ func countCall(tx *store.Tx, res result, now time.Time) error {
 	if err := tx.AddCounter(fmt.Sprintf("actions_%s_%s", res.Kind, outcome), 1); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("%s %s: %s", res.Kind, res.ENIID, res.Reason)
-	if res.Err != nil {
-		msg += ": failed: " + res.Err.Error()
-	}
-	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: msg})
+	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: actionEvent(res)})
 }
 
 // noteBackoff persists the subnet-exhaustion back-off so every process

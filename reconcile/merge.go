@@ -12,8 +12,8 @@ import (
 
 // Finding is something the merge noticed that an operator should know.
 type Finding struct {
-	Kind    string // "adopted-eni", "adopted-block", "dropped-eni", "dropped-block", "lost-assignment", "kept-eni", "kept-block"
-	Message string
+	Kind    string `json:"kind"` // "adopted-eni", "adopted-block", "dropped-eni", "dropped-block", "lost-assignment", "kept-eni", "kept-block"
+	Message string `json:"message"`
 }
 
 // Merge makes the store's pool agree with EC2, which is the truth for
