@@ -3,7 +3,6 @@ package reconcile
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"vpc-cni/internal/simtest"
@@ -43,15 +42,6 @@ func assertFailureRecorded(t *testing.T, st *store.Store, cause string, passErr 
 	if counters["reconcile_failed"] < 1 {
 		t.Errorf("counters %v: no reconcile_failed", counters)
 	}
-}
-
-func fileSum(t *testing.T, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
 }
 
 // poolSum is everything a pass may change in the store but its own record
