@@ -58,7 +58,7 @@ import (
 // Options configure a Client. The zero value is usable.
 type Options struct {
 	Region      string        // overrides AWS_REGION and shared config; empty: those, else IMDS placement/region
-	HTTPTimeout time.Duration // per HTTP request; default 10s
+	HTTPTimeout time.Duration // per HTTP request; default 10s (AttemptTimeout derives it from a deadline)
 	ClusterName string        // CLUSTER_NAME: tags new ENIs, narrows the leaked-ENI sweep
 	UserAgent   string        // appended to the SDK's User-Agent, e.g. "vpc-cni/1.2.3"
 
@@ -76,6 +76,20 @@ const (
 	defaultPageSize    = 1000
 	imdsDefaultURL     = "http://169.254.169.254"
 )
+
+// AttemptTimeout is the per-request HTTP timeout for calls made under ctx:
+// the time left until its deadline, so that the caller's deadline alone
+// bounds a call in both directions (a fixed per-attempt timeout would give
+// up on a hung endpoint after attempts × timeout, long before a generous
+// deadline, and the deadline already cuts retries short). 0, the default,
+// without a deadline.
+func AttemptTimeout(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return max(time.Until(dl), time.Millisecond)
+}
 
 // Client reaches EC2 and IMDS. It is safe for concurrent use.
 type Client struct {

@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sort"
 	"time"
@@ -15,6 +16,7 @@ import (
 type ENIInfo struct {
 	ID, MAC, SubnetID, VPCID, Status, Description string
 	AttachmentID, AttachmentStatus                string // empty when not attached
+	InstanceID                                    string // the instance it is attached to; empty when not attached
 	DeviceIndex                                   int    // -1 when not attached
 	Attached                                      bool   // attachment attaching or attached
 	DeleteOnTermination                           bool
@@ -45,6 +47,23 @@ func (c *Client) InstanceENIs(ctx context.Context, instanceID string) ([]ENIInfo
 	enis, err := c.describeENIs(ctx, []types.Filter{filter("attachment.instance-id", instanceID)})
 	sort.Slice(enis, func(i, j int) bool { return enis[i].DeviceIndex < enis[j].DeviceIndex })
 	return enis, err
+}
+
+// ENIByID describes one ENI by its ID, whatever it is attached to. An ENI
+// EC2 does not have fails with KindNotFound: the confirmation reconcile
+// needs before it drops an ENI or address a pod holds.
+func (c *Client) ENIByID(ctx context.Context, id string) (ENIInfo, error) {
+	out, err := call(ctx, c, "DescribeNetworkInterfaces", func(h ec2Handle) (*ec2.DescribeNetworkInterfacesOutput, error) {
+		return h.client().DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{id}})
+	})
+	if err != nil {
+		return ENIInfo{}, err
+	}
+	if len(out.NetworkInterfaces) != 1 {
+		return ENIInfo{}, &Error{Op: "ec2:DescribeNetworkInterfaces", Kind: KindOther,
+			Msg: fmt.Sprintf("asked for %s, EC2 answered with %d ENIs", id, len(out.NetworkInterfaces))}
+	}
+	return eniInfo(out.NetworkInterfaces[0]), nil
 }
 
 // describeENIs pages by hand: the SDK's paginator takes the client as an
@@ -88,6 +107,7 @@ func eniInfo(ni types.NetworkInterface) ENIInfo {
 	e.PrimaryIP, _ = netip.ParseAddr(aws.ToString(ni.PrivateIpAddress))
 	if a := ni.Attachment; a != nil {
 		e.AttachmentID, e.AttachmentStatus = aws.ToString(a.AttachmentId), string(a.Status)
+		e.InstanceID = aws.ToString(a.InstanceId)
 		e.Attached = a.Status == types.AttachmentStatusAttached || a.Status == types.AttachmentStatusAttaching
 		e.DeleteOnTermination = aws.ToBool(a.DeleteOnTermination)
 		if a.DeviceIndex != nil {

@@ -35,6 +35,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,
+		Suggest:              true,
 		HideVersion:          true,
 		Flags:                globalFlags(),
 		Before:               setupLogging,
@@ -63,7 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	markUsageErrors(app.Commands)
 	app.After = func(c *cli.Context) error {
 		if name, ok := c.App.Metadata["notFound"].(string); ok {
-			return usagef("unknown command %q; see 'vpcctl --help'", name)
+			return usagef("unknown command %q%s; see 'vpcctl --help'", name, commandSuggestion(c.App.Commands, name))
 		}
 		return nil
 	}
@@ -106,7 +107,12 @@ func setupLogging(c *cli.Context) error {
 	return nil
 }
 
+// onUsageError makes flag errors exit 2, names the flag the user probably
+// meant, and says how to write a duration.
 func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
+	if fixed := explainFlagError(c, err); fixed != nil {
+		return fixed
+	}
 	return asUsage(err)
 }
 

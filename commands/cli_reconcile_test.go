@@ -10,7 +10,8 @@ import (
 	"vpc-cni/store"
 )
 
-// stateOf is everything the store holds but the rate budget and counters.
+// stateOf is everything the store holds but the rate budget, the counters
+// and the record of passes (the last report and the events).
 func stateOf(t *testing.T, dir string) string {
 	t.Helper()
 	st, err := store.Open(dir, store.Options{ReadOnly: true})
@@ -24,9 +25,7 @@ func stateOf(t *testing.T, dir string) string {
 		set, _ := tx.Settings()
 		in, _ := tx.Intents()
 		as, _ := tx.Assignments()
-		ev, _ := tx.Events(1000)
-		rr, _, _ := tx.ReconcileReport()
-		out = fmt.Sprintf("%+v\n%+v\n%+v\n%+v\n%+v\n%+v\n%+v", node, snap, set, in, as, ev, rr)
+		out = fmt.Sprintf("%+v\n%+v\n%+v\n%+v\n%+v", node, snap, set, in, as)
 		return nil
 	})
 	if err != nil {
@@ -36,27 +35,29 @@ func stateOf(t *testing.T, dir string) string {
 }
 
 // A reconcile that cannot reach or may not use EC2 or IMDS exits 1, says
-// which and what to do, and leaves the state file byte for byte.
+// which and what to do, changes nothing of the node, and leaves a trace:
+// status's lastReconcile, doctor's likely cause, an event, the metrics.
 func TestReconcileFailuresExit1(t *testing.T) {
 	cases := []struct {
 		name   string
 		fresh  bool // the node has not been learnt yet
 		breaks func(t *testing.T, env []string, deny func(string)) []string
 		says   []string
+		cause  string // what doctor names as the likely cause
 	}{
 		{"IMDS unreachable", true, func(t *testing.T, env []string, _ func(string)) []string {
 			return with(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+simtest.ClosedURL(t))
-		}, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}},
+		}, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}, "unreachable"},
 		{"EC2 unreachable", false, func(t *testing.T, env []string, _ func(string)) []string {
 			return with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t))
-		}, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}},
+		}, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}, "unreachable"},
 		{"no credentials", false, func(t *testing.T, env []string, _ func(string)) []string {
 			return with(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_EC2_METADATA_DISABLED=true")
-		}, []string{"no usable AWS credentials", "AWS_ACCESS_KEY_ID"}},
+		}, []string{"no usable AWS credentials", "AWS_ACCESS_KEY_ID"}, "no-credentials"},
 		{"UnauthorizedOperation", false, func(t *testing.T, env []string, deny func(string)) []string {
 			deny("DescribeNetworkInterfaces")
 			return env
-		}, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM"}},
+		}, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM"}, "unauthorized"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,7 +66,7 @@ func TestReconcileFailuresExit1(t *testing.T) {
 			if !c.fresh {
 				vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
 			} else {
-				vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0) // creates an empty state file
+				vpc(t, env, "--state-dir", dir, "pool", "warm", "--reset", "--no-reconcile").want(t, 0) // an empty state file
 			}
 			env = c.breaks(t, env, sim.DenyAction)
 			// Not the file's bytes: the shared EC2 rate budget lives in the
@@ -75,8 +76,28 @@ func TestReconcileFailuresExit1(t *testing.T) {
 			if after := stateOf(t, dir); after != before {
 				t.Errorf("the failed reconcile changed the state:\nbefore %s\nafter  %s", before, after)
 			}
+			wantFailureTrace(t, env, dir, c.cause, c.says[0])
 		})
 	}
+}
+
+// wantFailureTrace: status, doctor, events and metrics all show the failed pass.
+func wantFailureTrace(t *testing.T, env []string, dir, cause, says string) {
+	t.Helper()
+	r := vpc(t, env, "--state-dir", dir, "pool", "status", "-o", "json")
+	r.want(t, 0)
+	var st struct {
+		LastReconcile struct{ Outcome, Error, Cause string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if lr := st.LastReconcile; lr.Outcome != "failed" || lr.Cause != cause || !strings.Contains(lr.Error, says) {
+		t.Errorf("status lastReconcile %+v, want failed, cause %s, error saying %q", lr, cause, says)
+	}
+	vpc(t, env, "--state-dir", dir, "doctor").want(t, 1, "Likely cause ("+cause+")", says)
+	vpc(t, env, "--state-dir", dir, "events").want(t, 0, "reconcile-failed", says)
+	vpc(t, env, "--state-dir", dir, "metrics").want(t, 0, "vpc_cni_last_reconcile_failed 1", "vpc_cni_reconcile_failures_total 1")
 }
 
 // A bad configuration value exits 2 and names the variable.

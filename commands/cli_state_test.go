@@ -68,15 +68,18 @@ func TestForeignStateFileUntouched(t *testing.T) {
 	}
 }
 
-// `pool status` on a fresh state dir: one line, or JSON saying not initialized.
+// `pool status` on a dir without state: exit 1 with what to do. On a state
+// whose node no pass has learnt yet: one line, or JSON saying not initialized.
 func TestPoolStatusFresh(t *testing.T) {
 	dir := t.TempDir()
+	vpc(t, nil, "--state-dir", dir, "pool", "status").want(t, 1, "no state in "+dir)
+	vpc(t, nil, "--state-dir", dir, "pool", "warm", "--reset", "--no-reconcile").want(t, 0)
 	r := vpc(t, nil, "--state-dir", dir, "pool", "status")
 	r.want(t, 0)
 	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 {
 		t.Errorf("want one line, got %d: %q", len(lines), r.stdout)
 	}
-	r = vpc(t, nil, "--state-dir", t.TempDir(), "pool", "status", "-o", "json")
+	r = vpc(t, nil, "--state-dir", dir, "pool", "status", "-o", "json")
 	r.want(t, 0)
 	var st map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
@@ -93,6 +96,9 @@ func TestPoolStatusFresh(t *testing.T) {
 // --state-dir works after the command too, and the innermost one wins.
 func TestStateDirAfterTheCommand(t *testing.T) {
 	outer, inner := t.TempDir(), t.TempDir()
+	for _, dir := range []string{outer, inner} {
+		vpc(t, nil, "--state-dir", dir, "pool", "warm", "--reset", "--no-reconcile").want(t, 0)
+	}
 	r := vpc(t, nil, "--state-dir", outer, "pool", "status", "--state-dir", inner, "-o", "json")
 	r.want(t, 0)
 	var st struct{ StateDir string }

@@ -38,11 +38,11 @@ Examples:
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStore(c)
+			in, err := knobInputs(c)
 			if err != nil {
 				return err
 			}
-			in, err := knobInputs(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}
@@ -69,6 +69,9 @@ func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 	if err != nil {
 		return []Finding{{"state file", false, err.Error()}}
 	}
+	if !status.Initialized && status.LastReconcile != nil {
+		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(status, now)}
+	}
 	if !status.Initialized {
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
 	}
@@ -94,11 +97,42 @@ func checkLastReconcile(s PoolStatus, now time.Time) Finding {
 	case r == nil:
 		return Finding{"last reconcile", false, "none recorded; run 'vpcctl reconcile'"}
 	case r.Error != "":
-		return Finding{"last reconcile", false, r.Error}
+		return Finding{"last reconcile", false, fmt.Sprintf("failed %s ago: %s. Likely cause (%s): %s",
+			now.Sub(r.Time).Round(time.Second), r.Error, r.Cause, likelyCause(r.Cause))}
 	case now.Sub(r.Time) > staleAfter:
-		return Finding{"last reconcile", false, fmt.Sprintf("%s ago; is vpc-cni-reconcile.timer running?", now.Sub(r.Time).Round(time.Second))}
+		return Finding{"last reconcile", false, fmt.Sprintf("the last pass (it succeeded) was %s ago; every pass, failed ones too, "+
+			"is recorded, so no pass has run since: is vpc-cni-reconcile.timer running? (systemctl status vpc-cni-reconcile.timer)",
+			now.Sub(r.Time).Round(time.Second))}
 	}
 	return Finding{"last reconcile", true, fmt.Sprintf("%s ago, took %s", now.Sub(r.Time).Round(time.Second), time.Duration(r.Duration).Round(time.Millisecond))}
+}
+
+// likelyCause says what a failed pass's cause (reconcile.Cause) usually
+// means on a node, and what to do.
+func likelyCause(cause string) string {
+	switch cause {
+	case "no-credentials":
+		return "no usable AWS credentials: check the instance role (IMDS) or the AWS_* credentials in the unit's environment"
+	case "unreachable":
+		return "the EC2 or IMDS endpoint did not answer: check AWS_REGION, AWS_ENDPOINT_URL_EC2, proxies and the route to EC2"
+	case "throttled":
+		return "EC2 throttled the account or the node's rate budget ran out: passes back off and retry; lower " +
+			settings.EC2DescribeRate + "/" + settings.EC2MutatingRate + " on busy accounts"
+	case "unauthorized":
+		return "the IAM policy lacks the action named in the error: add it to the node's instance role"
+	case "timeout":
+		return "the pass ran out of --timeout before EC2 answered: check the endpoint, or raise --timeout"
+	case "identity":
+		return "EC2's answer contradicts the node: a wrong region, another account's credentials, an endpoint " +
+			"that does not know the instance, or a state dir copied from another node; nothing was changed"
+	case "subnet-full", "no-free-prefix":
+		return "the subnet has no free addresses (or /28s): growth backs off; free addresses or add subnet space"
+	case "limit":
+		return "an instance-type limit was hit: the next pass re-reads EC2"
+	case "config":
+		return "a bad configuration value: fix the variable named in the error, in the file or the environment"
+	}
+	return "see 'vpcctl events' for what the pass did before it failed"
 }
 
 func checkIntents(st *store.Store, now time.Time) Finding {

@@ -42,10 +42,28 @@ func stateDir(c *cli.Context) string {
 	return store.DefaultDir
 }
 
-// openStore opens the state dir named by --state-dir.
+// openStore opens the state dir named by --state-dir for writing, creating
+// it on first use.
 func openStore(c *cli.Context) (*store.Store, error) {
 	dir := stateDir(c)
 	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+// openStateReadOnly opens the state for the commands that only look (pool
+// status, doctor, events, metrics, gc --dry-run, reconcile --dry-run): they
+// create no directory or file and write nothing, so they work on a read-only
+// state dir, and a mistyped --state-dir is an error rather than a new, empty
+// state.
+func openStateReadOnly(c *cli.Context) (*store.Store, error) {
+	dir := stateDir(c)
+	st, err := store.Open(dir, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNotInitialized) {
+		return nil, fmt.Errorf("no state in %s: run `vpcctl reconcile` first, or pass --state-dir", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}

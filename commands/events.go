@@ -27,7 +27,7 @@ func eventsCommand() *cli.Command {
 			if c.Int("limit") < 1 {
 				return usagef("--limit %d: must be 1 or more", c.Int("limit"))
 			}
-			st, err := openStore(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}

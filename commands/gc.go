@@ -31,7 +31,11 @@ Examples:
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStore(c)
+			open := openStore
+			if c.Bool("dry-run") {
+				open = openStateReadOnly
+			}
+			st, err := open(c)
 			if err != nil {
 				return err
 			}

@@ -28,11 +28,11 @@ func metricsCommand() *cli.Command {
 		Flags:  []cli.Flag{stateDirFlag(), &cli.StringFlag{Name: "file", Usage: "replace this file atomically instead of printing"}},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			st, err := openStore(c)
+			knobs, err := knobInputs(c)
 			if err != nil {
 				return err
 			}
-			knobs, err := knobInputs(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}

@@ -104,11 +104,11 @@ func poolStatusCommand() *cli.Command {
 			if _, err := format(c); err != nil {
 				return err
 			}
-			st, err := openStore(c)
+			in, err := knobInputs(c)
 			if err != nil {
 				return err
 			}
-			in, err := knobInputs(c)
+			st, err := openStateReadOnly(c)
 			if err != nil {
 				return err
 			}
@@ -152,6 +152,9 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 		return s, asUsage(err)
 	}
 	s.Knobs = knobStatus(cfg.Values, ss.settings.LastPass)
+	if ss.last, err = lastOrRefused(st, ss.last); err != nil {
+		return s, err
+	}
 	if ss.last != nil {
 		s.LastReconcile = lastPass(*ss.last)
 	}
@@ -179,6 +182,16 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
 	return s, nil
+}
+
+// lastOrRefused is the newer of the stored last pass and a pass refused
+// because EC2's answer contradicted the node (kept outside state.db).
+func lastOrRefused(st *store.Store, last *store.ReconcileReport) (*store.ReconcileReport, error) {
+	refused, ok, err := st.RefusedPass()
+	if err != nil || !ok || (last != nil && !refused.Time.After(last.Time)) {
+		return last, err
+	}
+	return &refused, nil
 }
 
 // readState fills the counts of s and returns the rest.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 )
 
 func statusTable(t *table, s PoolStatus) {
@@ -66,7 +67,7 @@ func excessRows(t *table, e *ExcessStatus) {
 		return
 	}
 	t.row("EXCESS", fmt.Sprintf("%s since %s; released by the first reconcile after %s (RELEASE_DELAY %s)",
-		plural(e.Addresses, "address", "addresses"), e.Since.Format(time.RFC3339), e.ReleaseAt.Format(time.RFC3339), time.Duration(e.Delay)))
+		reconcile.Plural(e.Addresses, "address", "addresses"), e.Since.Format(time.RFC3339), e.ReleaseAt.Format(time.RFC3339), time.Duration(e.Delay)))
 }
 
 func shortfallRows(t *table, s *ShortfallStatus) {
@@ -75,7 +76,7 @@ func shortfallRows(t *table, s *ShortfallStatus) {
 	}
 	if s.Addresses > 0 {
 		t.row("SHORTFALL", fmt.Sprintf("%s: the next reconcile adds %d, %d cannot be had now",
-			plural(s.Addresses, "address", "addresses"), s.Planned, s.Unmet))
+			reconcile.Plural(s.Addresses, "address", "addresses"), s.Planned, s.Unmet))
 	}
 	for _, r := range s.Reasons {
 		t.row("  BECAUSE", r)
@@ -88,7 +89,7 @@ func lastPassRow(t *table, r *LastPass) {
 	}
 	line := fmt.Sprintf("%s: %s (%s ago), took %s, %s, calls: %s", r.Outcome, r.Time.Format(time.RFC3339),
 		time.Since(r.Time).Round(time.Second), time.Duration(r.Duration).Round(time.Millisecond),
-		plural(r.Actions, "action", "actions"), callMap(r.Calls))
+		reconcile.Plural(r.Actions, "action", "actions"), callMap(r.Calls))
 	if r.Error != "" {
 		line += "; error: " + r.Error
 	}
@@ -114,13 +115,6 @@ func knobRows(t *table, file string, knobs []KnobStatus) {
 	}
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func waitingNote(n int) string {
 	if n == 0 {
 		return ""
@@ -129,17 +123,17 @@ func waitingNote(n int) string {
 }
 
 func describeAction(a pool.Action) string {
-	unit := "addresses"
+	unit := reconcile.Plural(a.Count, "address", "addresses")
 	if a.Prefixes {
-		unit = "/28 prefixes"
+		unit = reconcile.Plural(a.Count, "/28 prefix", "/28 prefixes")
 	}
 	switch a.Kind {
 	case pool.CreateENI:
-		return fmt.Sprintf("create an ENI at device %d with %d %s (%s)", a.DeviceIndex, a.Count, unit, a.Reason)
+		return fmt.Sprintf("create an ENI at device %d with %s (%s)", a.DeviceIndex, unit, a.Reason)
 	case pool.Assign:
-		return fmt.Sprintf("assign %d %s to %s (%s)", a.Count, unit, a.ENIID, a.Reason)
+		return fmt.Sprintf("assign %s to %s (%s)", unit, a.ENIID, a.Reason)
 	case pool.Unassign:
-		return fmt.Sprintf("release %d blocks from %s (%s)", len(a.Release), a.ENIID, a.Reason)
+		return fmt.Sprintf("release %s from %s (%s)", reconcile.Plural(len(a.Release), "block", "blocks"), a.ENIID, a.Reason)
 	case pool.DeleteENI:
 		return fmt.Sprintf("delete %s (%s)", a.ENIID, a.Reason)
 	}

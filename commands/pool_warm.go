@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -46,6 +47,10 @@ func poolWarmCommand() *cli.Command {
 		Description: `Overrides win over the environment, the configuration file and the defaults
 until --reset.
 
+Exit codes: 0 saved and reconciled; 1 not saved, or saved but the reconcile failed (the
+message says which: a saved override stays in force and the next reconcile acts on it);
+2 bad usage or config.
+
 Examples:
    vpcctl pool warm --ip-target 5               # keep exactly 5 free addresses
    vpcctl pool warm --ip-target 5 --min-ip-target 10
@@ -82,7 +87,8 @@ func poolWarm(c *cli.Context) error {
 	var rep *reconcile.Report
 	if !c.Bool("no-reconcile") {
 		if rep, err = runReconcile(c, false, true); err != nil {
-			return err
+			return fmt.Errorf("pool warm: saved %s (it stays in force; the next reconcile acts on it), "+
+				"but reconciling now failed: %w", describeOverrides(given, c.Bool("reset")), err)
 		}
 	}
 	status, err := loadStatus(st, in, time.Now())
@@ -105,6 +111,20 @@ func poolWarm(c *cli.Context) error {
 		}
 		knobRows(t, "", knobStatus(eff.Values, nil))
 	})
+}
+
+// describeOverrides names what pool warm saved: "WARM_IP_TARGET=4", "the reset".
+func describeOverrides(given settings.Overrides, reset bool) string {
+	var parts []string
+	if reset {
+		parts = append(parts, "the reset of every override")
+	}
+	for _, tf := range targetFlags {
+		if v := *tf.field(&given); v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%d", tf.knob, *v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func overridesFromFlags(c *cli.Context) (settings.Overrides, error) {

@@ -20,7 +20,10 @@ func reconcileCommand() *cli.Command {
 		Usage: "bring the warm pool to its targets with EC2 (one short pass)",
 		Description: `Reads EC2's truth for this node, plans, runs the EC2 calls and records the result.
 Run it from a systemd timer or cron; vpcctl pool warm and the plugin start it too.
-Exit codes: 0 done (also when another reconcile holds the lock), 1 failed, 2 bad usage or config.
+--timeout bounds the whole pass: the wait for the lock (with --wait), every EC2 and IMDS call,
+the SDK's retries and each attempt (a hung endpoint is waited for until the deadline, not less).
+Exit codes: 0 done (also when another reconcile holds the lock and --wait was not given),
+1 failed (or, with --wait, the lock stayed held for all of --timeout), 2 bad usage or config.
 
 Examples:
    vpcctl reconcile
@@ -86,7 +89,11 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(c)
+	open := openStore
+	if dryRun {
+		open = openStateReadOnly
+	}
+	st, err := open(c)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +104,17 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		if err != nil {
 			return nil, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
 		}
+		if !held && wait {
+			return nil, fmt.Errorf("another reconcile held %s for all of --timeout %s; this pass did not run",
+				st.ReconcileLockPath(), c.Duration("timeout"))
+		}
 		if !held {
 			fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
 			return nil, nil
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, in)
+	runner, err := newRunner(ctx, st, in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
 		return nil, classifyRunError(err)
 	}

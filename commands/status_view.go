@@ -152,12 +152,13 @@ type LastPass struct {
 	Calls         map[string]int `json:"calls"`   // EC2 action -> calls
 	Outcome       string         `json:"outcome"` // "ok" or "failed"
 	Error         string         `json:"error,omitempty"`
+	Cause         string         `json:"cause,omitempty"` // what the error means: credentials, endpoint, throttling ...
 	LastLeakSweep time.Time      `json:"lastLeakSweep,omitzero"`
 }
 
 func lastPass(r store.ReconcileReport) *LastPass {
 	p := &LastPass{Time: r.Time, Duration: duration(r.Duration), Actions: r.Actions, Calls: r.Calls,
-		Outcome: "ok", Error: r.Error, LastLeakSweep: r.LastLeakSweep}
+		Outcome: "ok", Error: r.Error, Cause: r.Cause, LastLeakSweep: r.LastLeakSweep}
 	if p.Calls == nil {
 		p.Calls = map[string]int{}
 	}

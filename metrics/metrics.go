@@ -66,6 +66,8 @@ func Render(w io.Writer, in Input) error {
 	m.gauge("vpc_cni_grow_blocked", "1 while growth is backed off (subnet exhausted)", boolf(in.GrowBlocked))
 	m.perENI(in.ENIs)
 	m.reconcile(in)
+	m.header("vpc_cni_reconcile_failures_total", "counter", "reconcile passes that failed; the last error is in `vpcctl pool status` and `vpcctl events`")
+	m.sample("vpc_cni_reconcile_failures_total", "", float64(in.Counters["reconcile_failed"]))
 	m.counters(in.Counters)
 	return m.err
 }

@@ -2,18 +2,78 @@ package reconcile
 
 import (
 	"crypto/sha256"
-	"os"
+	"encoding/json"
 	"strings"
 	"testing"
 	"vpc-cni/internal/simtest"
 
 	"vpc-cni/cloud"
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/store"
 )
 
-func fileSum(t *testing.T, path string) [32]byte {
+// assertFailureRecorded: the failed pass left its error and cause in the
+// report, a reconcile-failed event naming the error, and a counter.
+func assertFailureRecorded(t *testing.T, st *store.Store, cause string, passErr error) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	var rep store.ReconcileReport
+	var events []store.Event
+	var counters map[string]int64
+	err := st.View(func(tx *store.Tx) (err error) {
+		if rep, _, err = tx.ReconcileReport(); err != nil {
+			return err
+		}
+		if events, err = tx.Events(0); err != nil {
+			return err
+		}
+		counters, err = tx.Counters()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Error != passErr.Error() || rep.Cause != cause {
+		t.Errorf("report error %q cause %q, want %q cause %q", rep.Error, rep.Cause, passErr, cause)
+	}
+	if len(events) == 0 || events[len(events)-1].Kind != "reconcile-failed" ||
+		!strings.Contains(events[len(events)-1].Message, passErr.Error()) {
+		t.Errorf("no reconcile-failed event with the error; events: %+v", events)
+	}
+	if counters["reconcile_failed"] < 1 {
+		t.Errorf("counters %v: no reconcile_failed", counters)
+	}
+}
+
+// poolSum is everything a pass may change in the store but its own record
+// (report, events, counters): node, settings, pool, assignments, intents.
+func poolSum(t *testing.T, st *store.Store) [32]byte {
+	t.Helper()
+	var all []any
+	err := st.View(func(tx *store.Tx) error {
+		node, _, err := tx.Node()
+		if err != nil {
+			return err
+		}
+		snap, err := tx.Snapshot()
+		if err != nil {
+			return err
+		}
+		settings, err := tx.Settings()
+		if err != nil {
+			return err
+		}
+		as, err := tx.Assignments()
+		if err != nil {
+			return err
+		}
+		in, err := tx.Intents()
+		all = []any{node, snap, settings, as, in}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +81,8 @@ func fileSum(t *testing.T, path string) [32]byte {
 }
 
 // A pass that cannot reach or may not use EC2 or IMDS fails with a message
-// that says which and what to do, and leaves the state file as it was.
+// that says which and what to do, changes nothing of the node's pool, and
+// leaves a trace: the report's error and cause, an event, a counter.
 func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -60,7 +121,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 			}
 			c.breakIt(t, sim)
 			n := attachNode(t, sim, dir, env{}) // a fresh process: a new SDK configuration
-			before := fileSum(t, n.st.Path())
+			before := poolSum(t, n.st)
 			_, err := n.r.Run(ctxFor(t), Options{})
 			if err == nil {
 				t.Fatal("the pass succeeded")
@@ -73,9 +134,10 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, s)
 				}
 			}
-			if fileSum(t, n.st.Path()) != before {
-				t.Errorf("the failed pass changed %s", n.st.Path())
+			if poolSum(t, n.st) != before {
+				t.Errorf("the failed pass changed the pool in %s", n.st.Path())
 			}
+			assertFailureRecorded(t, n.st, c.kind.String(), err)
 		})
 	}
 }

@@ -104,11 +104,7 @@ func countCall(tx *store.Tx, res result, now time.Time) error {
 	if err := tx.AddCounter(fmt.Sprintf("actions_%s_%s", res.Kind, outcome), 1); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("%s %s: %s", res.Kind, res.ENIID, res.Reason)
-	if res.Err != nil {
-		msg += ": failed: " + res.Err.Error()
-	}
-	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: msg})
+	return tx.AddEvent(store.Event{Time: now, Kind: string(res.Kind), Message: actionEvent(res)})
 }
 
 // noteBackoff persists the subnet-exhaustion back-off so every process
@@ -140,19 +136,4 @@ func eniFrom(t cloud.ENIInfo, now time.Time) pool.ENI {
 		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
 	}
 	return e
-}
-
-func (r *Runner) saveReport(rep *Report, err error) {
-	calls := map[string]int{}
-	for _, c := range rep.Calls {
-		calls[c]++
-	}
-	sr := store.ReconcileReport{Time: rep.Time, Duration: rep.Duration, Actions: len(rep.Plan.Actions), Calls: calls,
-		LastLeakSweep: rep.lastLeakSweep}
-	if err != nil {
-		sr.Error = err.Error()
-	}
-	if uerr := r.Store.Update(func(tx *store.Tx) error { return tx.PutReconcileReport(sr) }); uerr != nil {
-		r.log().Warn("saving the reconcile report", "err", uerr)
-	}
 }

@@ -52,7 +52,7 @@ func (r *Runner) growSingles(ctx context.Context, node store.Node, cfg settings.
 	if err != nil {
 		return fmt.Errorf("re-reading the node's ENIs from EC2: %w", err)
 	}
-	steps, err := r.mergeAndPlan(node, cfg, truth, Options{GrowOnly: true}, rep)
+	steps, err := r.mergeAndPlan(ctx, node, cfg, truth, Options{GrowOnly: true}, rep)
 	rep.Plan.Actions = append(first, rep.Plan.Actions...)
 	if err != nil {
 		return err

@@ -12,15 +12,17 @@ import (
 
 // Finding is something the merge noticed that an operator should know.
 type Finding struct {
-	Kind    string // "adopted-eni", "adopted-block", "dropped-eni", "dropped-block", "lost-assignment"
-	Message string
+	Kind    string `json:"kind"` // "adopted-eni", "adopted-block", "dropped-eni", "dropped-block", "lost-assignment", "kept-eni", "kept-block"
+	Message string `json:"message"`
 }
 
 // Merge makes the store's pool agree with EC2, which is the truth for
 // addresses: blocks EC2 has and the store lacks are adopted as free; blocks
 // the store has and EC2 lacks are dropped (an assigned address among them is
-// reported as lost). Address states the store knows are kept. Pure.
-func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, now time.Time) (pool.Snapshot, []Finding) {
+// reported as lost). An ENI or block a pod holds is dropped only with
+// evidence that EC2 confirmed it gone (absence.go), and kept as it is
+// otherwise. Address states the store knows are kept. Pure.
+func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, ev Evidence, now time.Time) (pool.Snapshot, []Finding) {
 	var out pool.Snapshot = snap
 	out.ENIs = nil
 	var found []Finding
@@ -38,19 +40,29 @@ func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, now time.Time) (pool.Snaps
 			found = append(found, Finding{"adopted-eni", fmt.Sprintf("adopted ENI %s (device %d) found attached in EC2", t.ID, t.DeviceIndex)})
 			old = pool.ENI{ID: t.ID, CreatedAt: now}
 		}
-		eni, f := mergeENI(old, t, now)
+		eni, f := mergeENI(old, t, ev, now)
 		found = append(found, f...)
 		out.ENIs = append(out.ENIs, eni)
 	}
 	for _, gone := range sortedENIs(known) {
-		found = append(found, Finding{"dropped-eni", fmt.Sprintf("ENI %s is no longer attached in EC2; dropped", gone.ID)})
+		evidence, confirmed := ev.ENIs[gone.ID]
+		switch {
+		case heldENI(gone) && !confirmed:
+			found = append(found, Finding{"kept-eni", fmt.Sprintf("ENI %s holds pods' addresses but is missing from "+
+				"EC2's list of the node's ENIs, and EC2 did not confirm it gone; kept until it does", gone.ID)})
+			out.ENIs = append(out.ENIs, gone)
+			continue
+		case !confirmed:
+			evidence = "EC2's list of the node's ENIs lacks it, and no pod holds an address on it"
+		}
+		found = append(found, Finding{"dropped-eni", fmt.Sprintf("ENI %s is no longer attached in EC2 (%s); dropped", gone.ID, evidence)})
 		found = append(found, lostAssignments(gone.Blocks)...)
 	}
 	slices.SortFunc(out.ENIs, func(a, b pool.ENI) int { return a.DeviceIndex - b.DeviceIndex })
 	return out, found
 }
 
-func mergeENI(old pool.ENI, t cloud.ENIInfo, now time.Time) (pool.ENI, []Finding) {
+func mergeENI(old pool.ENI, t cloud.ENIInfo, ev Evidence, now time.Time) (pool.ENI, []Finding) {
 	e := old
 	e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID = t.DeviceIndex, t.MAC, t.PrimaryIP, t.SubnetID
 	if e.Primary() {
@@ -72,7 +84,17 @@ func mergeENI(old pool.ENI, t cloud.ENIInfo, now time.Time) (pool.ENI, []Finding
 		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
 	}
 	for _, b := range sortedBlocks(have) {
-		found = append(found, Finding{"dropped-block", fmt.Sprintf("%s on %s is gone from EC2; dropped", b.CIDR, t.ID)})
+		evidence, confirmed := ev.Blocks[b.CIDR]
+		switch {
+		case held(b) && !confirmed:
+			found = append(found, Finding{"kept-block", fmt.Sprintf("%s on %s is held by a pod but missing from EC2's list, "+
+				"and EC2 did not confirm it gone; kept until it does", b.CIDR, t.ID)})
+			e.Blocks = append(e.Blocks, b)
+			continue
+		case !confirmed:
+			evidence = "EC2's list lacks it, and no pod holds it"
+		}
+		found = append(found, Finding{"dropped-block", fmt.Sprintf("%s on %s is gone from EC2 (%s); dropped", b.CIDR, t.ID, evidence)})
 		found = append(found, lostAssignments([]pool.Block{b})...)
 	}
 	slices.SortFunc(e.Blocks, func(a, b pool.Block) int { return a.CIDR.Addr().Compare(b.CIDR.Addr()) })
@@ -98,6 +120,8 @@ func NewBlock(cidr netip.Prefix, now time.Time) pool.Block {
 	}
 	return b
 }
+
+func heldENI(e pool.ENI) bool { return slices.ContainsFunc(e.Blocks, held) }
 
 func lostAssignments(blocks []pool.Block) []Finding {
 	var out []Finding

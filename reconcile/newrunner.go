@@ -28,8 +28,12 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 	if err != nil {
 		return nil, ConfigError{err}
 	}
+	var budget cloud.RateBudget = StoreBudget{st}
+	if st.ReadOnly() {
+		budget = nil // a dry run writes nothing, the budget's tokens included; it only describes
+	}
 	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster, UserAgent: userAgent,
-		Budget:         StoreBudget{st},
+		HTTPTimeout: cloud.AttemptTimeout(ctx), Budget: budget,
 		DescribeBudget: cloud.BucketRate(describe), MutatingBudget: cloud.BucketRate(mutating)})
 	if err != nil {
 		return nil, err

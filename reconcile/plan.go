@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -17,16 +19,38 @@ import (
 // mergeAndPlan merges EC2's truth into the store, plans, records the intents
 // and marks releasing blocks, all in one transaction so that concurrent ADDs
 // and DELs are never overwritten and a crash leaves intents to repair.
-func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, opts Options, rep *Report) ([]step, error) {
+//
+// When the list lacks an ENI or block a pod holds, the transaction is given
+// up, EC2 is asked about those ENIs by ID (never with the store open), and
+// the merge runs again with what EC2 confirmed.
+func (r *Runner) mergeAndPlan(ctx context.Context, node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, opts Options, rep *Report) ([]step, error) {
+	var ev Evidence
+	var asked []string
+	for {
+		steps, snap, err := r.mergeAndPlanOnce(node, cfg, truth, ev, asked == nil, opts, rep)
+		if !errors.Is(err, errNeedEvidence) {
+			return steps, err
+		}
+		asked = heldMissing(snap, truth, ev)
+		r.confirmGone(ctx, node, snap, asked, &ev, rep)
+	}
+}
+
+func (r *Runner) mergeAndPlanOnce(node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, ev Evidence, mayAsk bool,
+	opts Options, rep *Report) ([]step, pool.Snapshot, error) {
 	var plan pool.Plan
 	var steps []step
+	var snap pool.Snapshot
 	now := r.now()
 	body := func(tx *store.Tx) error {
-		snap, err := tx.Snapshot()
-		if err != nil {
+		var err error
+		if snap, err = tx.Snapshot(); err != nil {
 			return err
 		}
-		merged, findings := Merge(snap, truth, now)
+		if mayAsk && len(heldMissing(snap, truth, ev)) > 0 {
+			return errNeedEvidence
+		}
+		merged, findings := Merge(snap, truth, ev, now)
 		rep.Findings = append(rep.Findings, findings...)
 		waiting, err := tx.Waiting(now)
 		if err != nil {
@@ -55,9 +79,9 @@ func (r *Runner) mergeAndPlan(node store.Node, cfg settings.Effective, truth []c
 		return err
 	}
 	if opts.DryRun {
-		return nil, r.Store.View(body)
+		return nil, snap, r.Store.View(body)
 	}
-	return steps, r.Store.Update(body)
+	return steps, snap, r.Store.Update(body)
 }
 
 // step is one planned action with its intent id (also the EC2 ClientToken)

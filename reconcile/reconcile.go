@@ -24,6 +24,8 @@ type Cloud interface {
 	Instance(ctx context.Context, id string) (cloud.Instance, error)
 	InstanceLimits(ctx context.Context, instanceType string) (pool.Limits, cloud.InstanceTypeInfo, error)
 	InstanceENIs(ctx context.Context, instanceID string) ([]cloud.ENIInfo, error)
+	// ENIByID describes one ENI wherever it is attached; KindNotFound when EC2 has no such ENI.
+	ENIByID(ctx context.Context, id string) (cloud.ENIInfo, error)
 	CreateENI(ctx context.Context, req cloud.CreateENIRequest) (cloud.ENIInfo, error)
 	AttachENI(ctx context.Context, eniID, instanceID string, deviceIndex int) (string, error)
 	SetDeleteOnTermination(ctx context.Context, eniID, attachmentID string) error
@@ -89,27 +91,40 @@ func (r *Runner) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Run makes one pass. The caller holds the reconcile lock (except for dry runs).
+// Run makes one pass. The caller holds the reconcile lock (except for dry
+// runs). Every pass but a dry run leaves its outcome in the store, failed
+// ones included (record.go): status, doctor, events and metrics read it.
 func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	start := r.now()
 	rep := &Report{Time: start, DryRun: opts.DryRun}
+	err := r.pass(ctx, opts, rep)
+	rep.Duration = r.now().Sub(start)
+	if !opts.DryRun {
+		r.saveReport(rep, err)
+	}
+	return rep, err
+}
+
+func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
 	node, cfg, err := r.prepare(ctx, rep)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
 	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
 	if err != nil {
-		return rep, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+		return fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+	}
+	if err := vetTruth(node, truth); err != nil {
+		return err // before any repair or write: one bad answer changes nothing
 	}
 	if !opts.DryRun {
 		truth = r.repairIntents(ctx, node, truth, rep)
 		r.finishAttaches(ctx, truth, rep)
 	}
-	steps, err := r.mergeAndPlan(node, cfg, truth, opts, rep)
+	steps, err := r.mergeAndPlan(ctx, node, cfg, truth, opts, rep)
 	if err != nil || opts.DryRun {
-		rep.Duration = r.now().Sub(start)
-		return rep, err
+		return err
 	}
 	checkpoint(cpPlanned)
 	results := r.execute(ctx, node, steps, truth, rep)
@@ -123,9 +138,7 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 		r.ensureNodeRules(ctx, node, rep) // the plugin's inline grows leave them to the next full pass
 		r.sweepLeaked(ctx, node, rep)
 	}
-	rep.Duration = r.now().Sub(start)
-	r.saveReport(rep, err)
-	return rep, err
+	return err
 }
 
 // prepare learns the node once and resolves the effective configuration; it

@@ -29,15 +29,23 @@ func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), 
 }
 
 // lockDB takes state.db.lock, shared for readers and exclusive for writers,
-// waiting up to the store's timeout. A read-only store that cannot create
-// the lock file goes on without it: bbolt's own lock still protects the file.
+// waiting up to the store's timeout. A read-only store never creates the
+// lock file, and goes on without it when it cannot open it: bbolt's own lock
+// still protects the file.
 func (s *Store) lockDB(write bool) (func(), error) {
 	how := lockSH
 	if write {
 		how = lockEX
 	}
 	path := filepath.Join(s.dir, dbLockFile)
-	unlock, ok, err := lockFile(path, how, s.timeout)
+	var unlock func()
+	var ok bool
+	var err error
+	if s.readOnly {
+		unlock, ok, err = lockExisting(path, how, s.timeout)
+	} else {
+		unlock, ok, err = lockFile(path, how, s.timeout)
+	}
 	if err != nil && !write {
 		return func() {}, nil
 	}
@@ -48,6 +56,15 @@ func (s *Store) lockDB(write bool) (func(), error) {
 		return nil, fmt.Errorf("%s: %w: locked by another process for more than %s", s.path, ErrBusy, s.timeout)
 	}
 	return unlock, nil
+}
+
+// lockExisting flocks path if it exists, opened read-only; it creates nothing.
+func lockExisting(path string, how int, timeout time.Duration) (func(), bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	return flocked(f, path, how, timeout)
 }
 
 // lockFile flocks path (created 0600 if missing). timeout 0 tries once;
@@ -62,6 +79,10 @@ func lockFile(path string, how int, timeout time.Duration) (func(), bool, error)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
 	}
+	return flocked(f, path, how, timeout)
+}
+
+func flocked(f *os.File, path string, how int, timeout time.Duration) (func(), bool, error) {
 	ok, err := flockWait(f, how, timeout)
 	if err != nil {
 		err = fmt.Errorf("lock file %s: %w", path, err)

@@ -56,6 +56,7 @@ type ReconcileReport struct {
 	Actions  int            `json:"actions"`
 	Calls    map[string]int `json:"calls,omitempty"` // EC2 action -> calls
 	Error    string         `json:"error,omitempty"`
+	Cause    string         `json:"cause,omitempty"` // what the error means: a cloud.Kind name, "identity", "config", "state"
 
 	LastLeakSweep time.Time `json:"lastLeakSweep,omitempty"` // the hourly leaked-ENI sweep's last run
 }

@@ -124,6 +124,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
 // Dir is the state directory.
 func (s *Store) Dir() string { return s.dir }
 

@@ -1,0 +1,95 @@
+package commands
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"vpc-cni/internal/simtest"
+	"vpc-cni/store"
+)
+
+// --wait that never gets the lock within --timeout did not run: exit 1.
+func TestWaitThatNeverGetsTheLockExits1(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, held, err := st.LockReconcile(false, 0)
+	if err != nil || !held {
+		t.Fatalf("taking the lock: held %v, %v", held, err)
+	}
+	defer unlock()
+	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--timeout", "1s").want(t, 1, "did not run", "--timeout 1s")
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0, "another reconcile holds the lock")
+}
+
+// hungURL accepts connections and never answers.
+func hungURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// --timeout bounds the pass in both directions: against a hung endpoint a
+// timeout longer than the SDK's default per-request timeout (10 s) ends on
+// the deadline, not on a per-attempt timeout that gives up first.
+func TestTimeoutLongerThanAnAttempt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 11 s for a hung endpoint")
+	}
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	start := time.Now()
+	r := vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+hungURL(t)), "--state-dir", dir, "reconcile", "--timeout", "11s")
+	r.want(t, 1, "raise --timeout?")
+	if waited := time.Since(start); waited < 11*time.Second {
+		t.Errorf("the pass gave up after %s, before its --timeout of 11s", waited.Round(time.Millisecond))
+	}
+}
+
+// pool warm that saved the override but could not reconcile says both.
+func TestPoolWarmSavedButNotReconciled(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t)), "--state-dir", dir, "pool", "warm", "--ip-target", "4").
+		want(t, 1, "saved WARM_IP_TARGET=4", "it stays in force", "reconciling now failed", "not reachable")
+	vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0, "WARM_IP_TARGET")
+}
+
+// Mistyped commands and flags get a suggestion; a bare number given as a
+// duration gets the fix. All exit 2.
+func TestUsageSuggestions(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"reconcil"}, `did you mean "reconcile"?`},
+		{[]string{"pool", "warm", "--ip-targte", "3"}, "did you mean --ip-target?"},
+		{[]string{"--stat-dir", dir, "events"}, "did you mean --state-dir?"},
+		{[]string{"reconcile", "--timeout", "5"}, "--timeout 5: a duration needs a unit: use 5s"},
+		{[]string{"pool", "warm", "--ip-target", "3", "--timeout", "90"}, "use 90s"},
+		{[]string{"reconcile", "--timeout", "5x"}, "not a duration"},
+	}
+	for _, c := range cases {
+		vpc(t, nil, append([]string{"--state-dir", dir}, c.args...)...).want(t, 2, c.says)
+	}
+}

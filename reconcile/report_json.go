@@ -1,0 +1,48 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"time"
+
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+)
+
+// MarshalJSON gives `reconcile -o json` the conventions of `pool status`:
+// camelCase keys, durations as strings ("1.2s"), lists never null, unset
+// times left out (plan.excessSince when nothing is in excess).
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plan struct {
+		Actions     []pool.Action `json:"actions"`
+		Figures     pool.Figures  `json:"figures"`
+		ExcessSince *time.Time    `json:"excessSince,omitempty"`
+	}
+	v := struct {
+		Time     time.Time          `json:"time"`
+		Duration string             `json:"duration"`
+		DryRun   bool               `json:"dryRun"`
+		Plan     plan               `json:"plan"`
+		Calls    []string           `json:"calls"`
+		Findings []Finding          `json:"findings"`
+		Failed   []string           `json:"failed"`
+		Config   settings.Effective `json:"config"`
+		Changed  []settings.Change  `json:"changedSinceLastPass"`
+	}{
+		Time: r.Time, Duration: r.Duration.String(), DryRun: r.DryRun,
+		Plan:  plan{Actions: orEmpty(r.Plan.Actions), Figures: r.Plan.Figures},
+		Calls: orEmpty(r.Calls), Findings: orEmpty(r.Findings), Failed: orEmpty(r.Failed),
+		Config: r.Config, Changed: orEmpty(r.Changed),
+	}
+	if !r.Plan.ExcessSince.IsZero() {
+		v.Plan.ExcessSince = &r.Plan.ExcessSince
+	}
+	v.Config.Values = orEmpty(v.Config.Values)
+	return json.Marshal(v)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
