@@ -63,7 +63,8 @@ type Report struct {
 	Duration time.Duration      `json:"duration"`
 	DryRun   bool               `json:"dryRun,omitempty"`
 	Plan     pool.Plan          `json:"plan"`
-	Calls    []string           `json:"calls"` // EC2 calls made (or, dry-run, that would be made)
+	Calls    []string           `json:"calls"`    // EC2 calls made (or, dry-run, that would be made)
+	Observed string             `json:"observed"` // where the ENIs were read: "imds", or "ec2: <why>"
 	Findings []Finding          `json:"findings,omitempty"`
 	Failed   []string           `json:"failed,omitempty"` // actions that did not complete, and why
 	Config   settings.Effective `json:"config"`
@@ -97,10 +98,9 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	truth, err := r.observe(ctx, node, cfg, opts, rep)
 	if err != nil {
-		return rep, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+		return rep, err
 	}
 	if !opts.DryRun {
 		truth = r.repairIntents(ctx, node, truth, rep)
@@ -109,6 +109,12 @@ func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	steps, err := r.mergeAndPlan(node, cfg, truth, opts, rep)
 	if err != nil || opts.DryRun {
 		rep.Duration = r.now().Sub(start)
+		return rep, err
+	}
+	if err := r.expectConfirm(steps); err != nil {
+		return rep, err
+	}
+	if truth, err = r.forExecute(ctx, node, steps, truth, rep); err != nil {
 		return rep, err
 	}
 	checkpoint(cpPlanned)
