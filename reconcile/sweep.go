@@ -10,16 +10,19 @@ import (
 )
 
 // Leaked ENIs (ours by tag, available, older than leakAge) are deleted, at
-// most leakBatch per pass and at most once per leakEvery.
+// most leakBatch per pass and at most once per LeakSweepEvery.
 const (
 	leakAge   = 5 * time.Minute
-	leakEvery = time.Hour
 	leakBatch = 5
 )
 
+// LeakSweepEvery is how often a node looks for leaked ENIs (one
+// DescribeNetworkInterfaces); the what-if cluster model counts it.
+const LeakSweepEvery = time.Hour
+
 func (r *Runner) sweepLeaked(ctx context.Context, node store.Node, rep *Report) {
 	now := r.now()
-	if now.Sub(rep.lastLeakSweep) < leakEvery {
+	if now.Sub(rep.lastLeakSweep) < LeakSweepEvery {
 		return
 	}
 	rep.lastLeakSweep = now

@@ -69,6 +69,9 @@ type node struct {
 	host   *slowHost
 	dir    string
 	env    map[string]string
+	// passCalls: the EC2 calls the passes made, as their reports list them
+	// (the emulator's counters also count the SDK's retries).
+	passCalls map[string]int
 }
 
 // newNode starts an emulator on loopback and points this process's AWS
@@ -84,7 +87,7 @@ func newNode(instanceType string, env map[string]string, latency time.Duration) 
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	n := &node{clock: c, sim: sim, env: env, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
+	n := &node{clock: c, sim: sim, env: env, passCalls: map[string]int{}, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
 	for _, kv := range sim.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
@@ -146,7 +149,7 @@ type passResult struct {
 func (n *node) vclock() *vclock          { return n.clock }
 func (n *node) due() time.Time           { return n.host.due() }
 func (n *node) counters() map[string]int { return n.sim.Counters() }
-func (n *node) resetCounters()           { n.sim.ResetCounters() }
+func (n *node) resetCounters()           { n.sim.ResetCounters(); n.passCalls = map[string]int{} }
 
 // pass runs one reconcile pass at the current virtual time. One node never
 // empties the account's buckets, so the calls are counted afterwards.
@@ -157,6 +160,7 @@ func (n *node) pass(growOnly bool, acct *Account) (passResult, error) {
 	}
 	res := passResult{empty: rep.Plan.Empty() && len(rep.Failed) == 0}
 	for _, c := range rep.Calls {
+		n.passCalls[c]++
 		if !acct.Take(c, n.clock.t) {
 			res.throttled++
 		}
