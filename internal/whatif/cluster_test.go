@@ -11,7 +11,7 @@ import (
 // per pass.
 func TestClusterAtRestCostsTheResyncOnly(t *testing.T) {
 	o := ClusterOptions{Options: Options{InstanceType: "m5.xlarge", ENILatency: 5 * time.Second,
-		RefillDelay: time.Second, Rest: time.Hour}, Nodes: 100, PodsPerNode: 30}
+		RefillDelay: time.Second, Rest: 2 * time.Hour}, Nodes: 100, PodsPerNode: 30}
 	imds, err := Cluster(Setting{Env: map[string]string{"WARM_IP_TARGET": "1"}, Interval: 30 * time.Second}, o)
 	if err != nil {
 		t.Fatal(err)
