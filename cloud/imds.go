@@ -28,6 +28,7 @@ type Identity struct {
 type IMDSInterface struct {
 	MAC         string
 	ENIID       string
+	SubnetID    string
 	DeviceIndex int
 	IPv4s       []netip.Addr // the ENI's primary address first
 	Prefixes    []netip.Prefix
@@ -187,6 +188,7 @@ func readInterface(r *imdsReader, mac string) (IMDSInterface, bool, error) {
 		return IMDSInterface{}, false, fmt.Errorf("imds: %sdevice-number %q: %w", base, dev, err)
 	}
 	iface.DeviceIndex = n
+	iface.SubnetID = r.get(base + "subnet-id")
 	for _, s := range optionalLines(r, base+"local-ipv4s") {
 		a, err := netip.ParseAddr(s)
 		r.parsed(base+"local-ipv4s", err)

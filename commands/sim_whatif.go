@@ -30,9 +30,12 @@ Example (the seed's case):
 			&cli.DurationFlag{Name: "day", Value: 24 * time.Hour, Usage: "length of the daily cycle"},
 			&cli.StringFlag{Name: "instance-type", Value: "m4.4xlarge"},
 			&cli.DurationFlag{Name: "eni-latency", Value: 5 * time.Second, Usage: "a new ENI's addresses are usable this long after its pass"},
-			&cli.StringSliceFlag{Name: "target", Usage: `a setting, e.g. "WARM_IP_TARGET=1,ADAPTIVE_GROWTH_WINDOW=60s" (repeat; default: a built-in grid)`},
+			&cli.StringSliceFlag{Name: "target", Usage: `a setting, e.g. "WARM_IP_TARGET=1 ADAPTIVE_GROWTH_WINDOW=60s" (repeat; default: a built-in grid)`},
 			&cli.StringSliceFlag{Name: "interval", Value: cli.NewStringSlice("30s"), Usage: "timer intervals (repeat)"},
 			&cli.StringFlag{Name: "svg", Usage: "write the chart to this file"},
+			&cli.IntSliceFlag{Name: "cluster", Usage: "cluster mode: node counts (repeat); each node's policy model scales up to --pods-per-node at once, then rests --rest, against one account"},
+			&cli.IntFlag{Name: "pods-per-node", Value: 30, Usage: "cluster mode: pods per node"},
+			&cli.DurationFlag{Name: "rest", Value: 2 * time.Hour, Usage: "cluster mode: time at rest after the scale-up (calls at rest are counted over its second half)"},
 		},
 		Before: noArgs,
 		Action: simWhatif,
@@ -59,6 +62,9 @@ func simWhatif(c *cli.Context) error {
 		intervals = append(intervals, d)
 	}
 	o := whatif.Options{InstanceType: c.String("instance-type"), ENILatency: c.Duration("eni-latency"), RefillDelay: time.Second}
+	if ns := c.IntSlice("cluster"); len(ns) > 0 {
+		return simCluster(c, ns, whatif.Grid(targets, intervals), o)
+	}
 	var rs []whatif.Result
 	for _, s := range whatif.Grid(targets, intervals) {
 		r, err := whatif.Run(w, s, o)
@@ -119,14 +125,36 @@ func parseTargets(ts []string) ([]map[string]string, error) {
 	var out []map[string]string
 	for _, t := range ts {
 		m := map[string]string{}
-		for _, kv := range strings.Split(t, ",") {
+		// The flag splits its value at commas, so pairs are separated by spaces.
+		for _, kv := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ' ' }) {
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 			if !ok || k == "" {
-				return nil, usagef("--target %q: want KEY=VALUE pairs separated by commas", t)
+				return nil, usagef("--target %q: want KEY=VALUE pairs separated by spaces", t)
 			}
 			m[k] = v
 		}
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// simCluster runs cluster mode and prints its table.
+func simCluster(c *cli.Context, nodes []int, grid []whatif.Setting, o whatif.Options) error {
+	o.Rest = c.Duration("rest")
+	var rs []whatif.ClusterResult
+	for _, n := range nodes {
+		if n < 1 {
+			return usagef("--cluster %d: want a positive number of nodes", n)
+		}
+		for _, s := range grid {
+			r, err := whatif.Cluster(s, whatif.ClusterOptions{Options: o, Nodes: n, PodsPerNode: c.Int("pods-per-node")})
+			if err != nil {
+				return err
+			}
+			rs = append(rs, r)
+		}
+	}
+	fmt.Fprintf(c.App.Writer, "scale-up from empty %s nodes to %d pods each, then %s at rest, one account\n",
+		o.InstanceType, c.Int("pods-per-node"), o.Rest)
+	return whatif.WriteClusterTable(c.App.Writer, rs)
 }

@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -120,7 +121,9 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 				attachNode(t, sim, dir, env{}).converge(5)
 			}
 			c.breakIt(t, sim)
-			n := attachNode(t, sim, dir, env{}) // a fresh process: a new SDK configuration
+			// A fresh process (a new SDK configuration) that must read EC2:
+			// at rest a pass reads IMDS alone and would not see EC2 broken.
+			n := attachNode(t, sim, dir, env{settings.EC2ResyncInterval: "0"})
 			before := poolSum(t, n.st)
 			_, err := n.r.Run(ctxFor(t), Options{})
 			if err == nil {

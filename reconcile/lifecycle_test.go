@@ -42,12 +42,12 @@ func TestExcessIsReleasedOnlyAfterTheDelayAndEmptyENIsAreDeleted(t *testing.T) {
 }
 
 // TestLeakedENIsAreSweptHourly: ENIs tagged as ours, unattached and older
-// than five minutes are deleted on the first pass and then at most hourly;
-// a young one is left for later.
-func TestLeakedENIsAreSweptHourly(t *testing.T) {
+// than five minutes are deleted on the first pass and then at most every
+// LeakSweepEvery; a young one is left for later.
+func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	n := newNode(t, "t3.small", nil)
 	n.pass() // learns the node (VPC, subnet); the first sweep finds nothing
-	n.clock.Advance(time.Hour + time.Second)
+	n.clock.Advance(LeakSweepEvery + time.Second)
 	old := n.leak(t, time.Hour)
 	young := n.leak(t, time.Minute)
 	n.pass()
@@ -61,12 +61,12 @@ func TestLeakedENIsAreSweptHourly(t *testing.T) {
 	}
 	n.pass()
 	if !n.exists(later) {
-		t.Fatal("a second sweep ran within the hour")
+		t.Fatal("a second sweep ran within LeakSweepEvery")
 	}
-	n.clock.Advance(time.Hour)
+	n.clock.Advance(LeakSweepEvery)
 	n.pass()
 	if n.exists(later) || n.exists(young) {
-		t.Fatal("the next hourly sweep left leaked ENIs that are old enough")
+		t.Fatal("the next sweep left leaked ENIs that are old enough")
 	}
 	checkAgrees(t, n.sim, n.st)
 }

@@ -65,7 +65,8 @@ type Report struct {
 	Duration time.Duration      `json:"duration"`
 	DryRun   bool               `json:"dryRun,omitempty"`
 	Plan     pool.Plan          `json:"plan"`
-	Calls    []string           `json:"calls"` // EC2 calls made (or, dry-run, that would be made)
+	Calls    []string           `json:"calls"`    // EC2 calls made (or, dry-run, that would be made)
+	Observed string             `json:"observed"` // where the ENIs were read: "imds", or "ec2: <why>"
 	Findings []Finding          `json:"findings,omitempty"`
 	Failed   []string           `json:"failed,omitempty"` // actions that did not complete, and why
 	Config   settings.Effective `json:"config"`
@@ -110,13 +111,9 @@ func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	truth, err := r.observe(ctx, node, cfg, opts, rep)
 	if err != nil {
-		return fmt.Errorf("reading the node's ENIs from EC2: %w", err)
-	}
-	if err := vetTruth(node, truth); err != nil {
-		return err // before any repair or write: one bad answer changes nothing
+		return err // observe vets an EC2 answer before any repair or write
 	}
 	if !opts.DryRun {
 		truth = r.repairIntents(ctx, node, truth, rep)
@@ -124,6 +121,12 @@ func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
 	}
 	steps, err := r.mergeAndPlan(ctx, node, cfg, truth, opts, rep)
 	if err != nil || opts.DryRun {
+		return err
+	}
+	if err := r.expectConfirm(steps); err != nil {
+		return err
+	}
+	if truth, err = r.forExecute(ctx, node, steps, truth, rep); err != nil {
 		return err
 	}
 	checkpoint(cpPlanned)

@@ -1,28 +1,37 @@
 package reconcile
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
-// A pass over a pool at its targets reads EC2 once and changes nothing.
-func TestSteadyStateIsOneDescribe(t *testing.T) {
+// A pass over a pool at its targets reads IMDS, makes no EC2 call, and
+// changes nothing; with VPC_CNI_EC2_RESYNC_INTERVAL=0 it reads EC2 once.
+func TestSteadyStateCostsEC2Nothing(t *testing.T) {
 	n := newNode(t, "t3.small", env{"WARM_IP_TARGET": "2", "MINIMUM_IP_TARGET": "5"})
 	n.converge(5) // the first pass learns the node and may sweep leaked ENIs
 	for i := 0; i < 3; i++ {
 		n.sim.ResetCounters()
 		rep := n.pass()
-		got := n.sim.Counters()
-		if got["DescribeNetworkInterfaces"] != 1 || mutating(got) != 0 || got["IMDS"] != 0 || len(got) != 1 {
-			t.Fatalf("steady pass %d made %v; want exactly one DescribeNetworkInterfaces", i, got)
+		if got := n.sim.Counters(); ec2Calls(got) != 0 || got["IMDS"] == 0 || rep.Observed != FromIMDS {
+			t.Fatalf("steady pass %d made %v, observed %q; want IMDS reads and no EC2 call", i, got, rep.Observed)
 		}
-		if len(rep.Calls) != 1 || !rep.Plan.Empty() {
+		if len(rep.Calls) != 0 || !rep.Plan.Empty() {
 			t.Fatalf("report: calls %v, plan %+v", rep.Calls, rep.Plan.Actions)
 		}
 		n.clock.Advance(time.Minute)
+	}
+	n.env[settings.EC2ResyncInterval] = "0"
+	n.sim.ResetCounters()
+	if rep := n.pass(); !reflect.DeepEqual(ec2Only(n.sim.Counters()), map[string]int{"DescribeNetworkInterfaces": 1}) ||
+		len(rep.Calls) != 1 || !rep.Plan.Empty() {
+		t.Fatalf("with %s=0 a steady pass made %v (plan %+v); want exactly one DescribeNetworkInterfaces",
+			settings.EC2ResyncInterval, n.sim.Counters(), rep.Plan.Actions)
 	}
 }
 

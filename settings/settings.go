@@ -46,6 +46,7 @@ var FileKeys = []string{
 	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
 	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
 	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
+	EC2ResyncInterval,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -107,7 +108,9 @@ type Effective struct {
 	Pool        pool.Config `json:"-"` // the same values are in Values, as text
 	ClusterName string      `json:"clusterName"`
 	MTU         int         `json:"mtu"`
-	Values      []Value     `json:"values"` // every knob, in a stable order
+	// EC2Resync: how often a pass reads EC2 when IMDS agrees with the store.
+	EC2Resync time.Duration `json:"ec2ResyncInterval"`
+	Values    []Value       `json:"values"` // every knob, in a stable order
 }
 
 // Value returns the named knob's value (zero if unknown).
@@ -192,6 +195,9 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	}
 	if err == nil {
 		err = r.adaptive(&e)
+	}
+	if err == nil {
+		err = r.resync(&e)
 	}
 	if err != nil {
 		return Effective{}, err

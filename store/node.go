@@ -47,6 +47,11 @@ type PoolMeta struct {
 	// NoPrefixesUntil: the subnet had no free /28; growth uses single IPs
 	// before this. Absent in older stores, which reads as zero (never).
 	NoPrefixesUntil time.Time `json:"noPrefixesUntil,omitzero"`
+	// LastEC2Describe: when a pass last read the node's ENIs from EC2;
+	// ConfirmNeeded: a pass mutated EC2 since, and the next must confirm it
+	// there (IMDS lags). Both absent in older stores: describe at once.
+	LastEC2Describe time.Time `json:"lastEc2Describe,omitzero"`
+	ConfirmNeeded   bool      `json:"confirmNeeded,omitempty"`
 }
 
 // ReconcileReport summarises the last reconcile pass.
@@ -111,6 +116,17 @@ func (t *Tx) PutNoPrefixesUntil(until time.Time) error {
 		return err
 	}
 	m.NoPrefixesUntil = until
+	return t.putJSON(bState, kPoolMeta, m)
+}
+
+// PutEC2Sync records when EC2 was last read and whether a mutation since
+// waits for EC2 to confirm it; the other timers are kept as they are.
+func (t *Tx) PutEC2Sync(lastDescribe time.Time, confirmNeeded bool) error {
+	m, err := t.PoolMeta()
+	if err != nil {
+		return err
+	}
+	m.LastEC2Describe, m.ConfirmNeeded = lastDescribe, confirmNeeded
 	return t.putJSON(bState, kPoolMeta, m)
 }
 

@@ -85,3 +85,15 @@ func sortedTypeNames(table map[string]typeInfo) []string {
 	sort.Strings(names)
 	return names
 }
+
+// TypeLimits returns an instance type's ENIs, IPv4 addresses per ENI and
+// hypervisor from the emulator's table (for models that do not run the
+// emulator); ok is false for a type the table lacks.
+func TypeLimits(instanceType string) (maxENIs, ipv4PerENI int, hypervisor string, ok bool) {
+	table, err := instanceTypes()
+	if err != nil {
+		return 0, 0, "", false
+	}
+	t, ok := table[instanceType]
+	return t.MaxENIs, t.IPv4PerENI, t.Hypervisor, ok
+}

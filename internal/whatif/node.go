@@ -25,6 +25,8 @@ type vclock struct{ t time.Time }
 
 func (c *vclock) Now() time.Time { return c.t }
 
+var _ simNode = (*node)(nil)
+
 // slowHost is a reconcile.Host whose new ENIs become usable latency after
 // they were first seen: EC2's attach and the kernel's hot-plug.
 type slowHost struct {
@@ -67,6 +69,9 @@ type node struct {
 	host   *slowHost
 	dir    string
 	env    map[string]string
+	// passCalls: the EC2 calls the passes made, as their reports list them
+	// (the emulator's counters also count the SDK's retries).
+	passCalls map[string]int
 }
 
 // newNode starts an emulator on loopback and points this process's AWS
@@ -82,7 +87,7 @@ func newNode(instanceType string, env map[string]string, latency time.Duration) 
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	n := &node{clock: c, sim: sim, env: env, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
+	n := &node{clock: c, sim: sim, env: env, passCalls: map[string]int{}, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
 	for _, kv := range sim.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
@@ -119,13 +124,48 @@ func (n *node) close() {
 	}
 }
 
-// pass runs one reconcile pass at the current virtual time.
-func (n *node) pass(growOnly bool) (*reconcile.Report, error) {
+// simNode is one node as a run drives it: the real reconcile against the
+// emulator (node), or the policy model on an in-memory pool (modelNode).
+type simNode interface {
+	vclock() *vclock
+	// pass runs one reconcile pass; every EC2 call takes a token from acct.
+	pass(growOnly bool, acct *Account) (passResult, error)
+	take(key string) (ok, low bool, err error)
+	wait(key string, on bool) error
+	give(key string) error
+	idle() (idle, enis int, err error)
+	due() time.Time // when an ENI seen but not yet usable will be; zero if none
+	counters() map[string]int
+	resetCounters()
+	close()
+}
+
+// passResult is what a run needs to know of a pass.
+type passResult struct {
+	empty     bool // planned nothing and nothing failed
+	throttled int  // calls the account refused
+}
+
+func (n *node) vclock() *vclock          { return n.clock }
+func (n *node) due() time.Time           { return n.host.due() }
+func (n *node) counters() map[string]int { return n.sim.Counters() }
+func (n *node) resetCounters()           { n.sim.ResetCounters(); n.passCalls = map[string]int{} }
+
+// pass runs one reconcile pass at the current virtual time. One node never
+// empties the account's buckets, so the calls are counted afterwards.
+func (n *node) pass(growOnly bool, acct *Account) (passResult, error) {
 	rep, err := n.runner.Run(context.Background(), reconcile.Options{GrowOnly: growOnly})
 	if err != nil {
-		return rep, fmt.Errorf("reconcile at +%s: %w", n.clock.Now().Sub(epoch()), err)
+		return passResult{}, fmt.Errorf("reconcile at +%s: %w", n.clock.Now().Sub(epoch()), err)
 	}
-	return rep, nil
+	res := passResult{empty: rep.Plan.Empty() && len(rep.Failed) == 0}
+	for _, c := range rep.Calls {
+		n.passCalls[c]++
+		if !acct.Take(c, n.clock.t) {
+			res.throttled++
+		}
+	}
+	return res, nil
 }
 
 // take gives key an address as the plugin's ADD does; ok false if none is

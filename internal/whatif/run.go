@@ -33,6 +33,8 @@ type Options struct {
 	InstanceType string
 	ENILatency   time.Duration // a new ENI's addresses are usable this long after its pass
 	RefillDelay  time.Duration // an ADD that leaves the pool low starts a pass this much later
+	TimerPhase   time.Duration // the node's first timer pass is at Interval+TimerPhase
+	Rest         time.Duration // run on this much longer after the workload
 }
 
 // Result is what one setting cost on one workload.
@@ -62,17 +64,27 @@ func Run(w Workload, s Setting, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer n.close()
-	r := &runner{n: n, w: w, s: s, o: o, acct: NewAccount(), res: Result{Setting: s, WorkloadID: w.Name},
-		arrived: map[string]time.Duration{}}
-	_, r.res.Adaptive = s.Env["ADAPTIVE_GROWTH_WINDOW"]
-	if err := r.run(); err != nil {
+	return replay(n, w, s, o, NewAccount())
+}
+
+// replay drives one node through w to the end.
+func replay(n simNode, w Workload, s Setting, o Options, acct *Account) (Result, error) {
+	r := newRunner(n, w, s, o, acct)
+	err := r.start()
+	for done := false; err == nil && !done; {
+		done, err = r.step()
+	}
+	if err == nil {
+		err = r.finish()
+	}
+	if err != nil {
 		return r.res, fmt.Errorf("%s: %w", s.Label(), err)
 	}
 	return r.res, nil
 }
 
 type runner struct {
-	n       *node
+	n       simNode
 	w       Workload
 	s       Setting
 	o       Options
@@ -83,6 +95,16 @@ type runner struct {
 	refill  time.Duration // when a refill pass is due; <0 none
 	idle    []idleSpan
 	waits   []time.Duration
+
+	t, timer, end, rest time.Duration // the loop's position
+	arrivals, leaves    []Pod
+}
+
+func newRunner(n simNode, w Workload, s Setting, o Options, acct *Account) *runner {
+	r := &runner{n: n, w: w, s: s, o: o, acct: acct, res: Result{Setting: s, WorkloadID: w.Name},
+		arrived: map[string]time.Duration{}}
+	_, r.res.Adaptive = s.Env["ADAPTIVE_GROWTH_WINDOW"]
+	return r
 }
 
 type idleSpan struct {
@@ -90,82 +112,94 @@ type idleSpan struct {
 	d time.Duration
 }
 
-func (r *runner) now() time.Duration { return r.n.clock.t.Sub(epoch()) }
+func (r *runner) now() time.Duration { return r.n.vclock().t.Sub(epoch()) }
 
-func (r *runner) setNow(d time.Duration) { r.n.clock.t = epoch().Add(d) }
+func (r *runner) setNow(d time.Duration) { r.n.vclock().t = epoch().Add(d) }
 
-func (r *runner) run() error {
-	// The pool at its targets with no pods, as a node starts; not counted.
+// start brings the pool to its targets with no pods, as a node starts (not
+// counted), and sets the loop at time 0.
+func (r *runner) start() error {
 	for range 5 {
-		rep, err := r.n.pass(false)
+		res, err := r.n.pass(false, NewAccount())
 		if err != nil {
 			return err
 		}
-		if rep.Plan.Empty() && len(rep.Failed) == 0 && r.n.host.due().IsZero() {
+		if res.empty && r.n.due().IsZero() {
 			break
 		}
 		r.setNow(r.now() + r.o.ENILatency)
 	}
-	r.n.sim.ResetCounters()
+	r.n.resetCounters()
 	r.setNow(0)
 	r.refill = -1
-	end := r.w.End()
-	rest := end + r.restTime()
-	arrivals, leaves := r.w.Pods, slices.Clone(r.w.Pods)
-	slices.SortStableFunc(leaves, func(a, b Pod) int { return int(a.Leave - b.Leave) })
-	leaves = slices.DeleteFunc(leaves, func(p Pod) bool { return p.Leave == 0 })
-	timer := r.s.Interval
-	for t := time.Duration(0); t <= rest; {
-		r.setNow(t)
-		var arriving []Pod
-		for len(leaves) > 0 && leaves[0].Leave <= t {
-			if err := r.leave(leaves[0].Key); err != nil {
-				return err
-			}
-			leaves = leaves[1:]
+	r.end = r.w.End()
+	r.rest = r.end + r.restTime()
+	r.arrivals, r.leaves = r.w.Pods, slices.Clone(r.w.Pods)
+	slices.SortStableFunc(r.leaves, func(a, b Pod) int { return int(a.Leave - b.Leave) })
+	r.leaves = slices.DeleteFunc(r.leaves, func(p Pod) bool { return p.Leave == 0 })
+	r.timer = r.s.Interval + r.o.TimerPhase
+	return nil
+}
+
+// step does what happens at the loop's time and moves it to the next event;
+// done once past the rest period.
+func (r *runner) step() (done bool, err error) {
+	t := r.t
+	r.setNow(t)
+	var arriving []Pod
+	for len(r.leaves) > 0 && r.leaves[0].Leave <= t {
+		if err := r.leave(r.leaves[0].Key); err != nil {
+			return false, err
 		}
-		for len(arrivals) > 0 && arrivals[0].At <= t {
-			arriving, arrivals = append(arriving, arrivals[0]), arrivals[1:]
-		}
-		if err := r.add(arriving); err != nil {
-			return err
-		}
-		if t >= timer || t == r.refill || r.enisDue() {
-			if t >= timer {
-				timer += r.s.Interval
-			}
-			if t == r.refill {
-				r.refill = -1
-			}
-			if err := r.pass(false); err != nil {
-				return err
-			}
-		}
-		next := min(timer, rest+1)
-		if len(arrivals) > 0 {
-			next = min(next, arrivals[0].At)
-		}
-		if len(leaves) > 0 {
-			next = min(next, leaves[0].Leave)
-		}
-		if r.refill >= 0 {
-			next = min(next, r.refill)
-		}
-		if due := r.n.host.due(); !due.IsZero() {
-			next = min(next, due.Sub(epoch()))
-		}
-		if err := r.sample(t, min(next, end), end); err != nil {
-			return err
-		}
-		t = max(next, t+time.Millisecond)
+		r.leaves = r.leaves[1:]
 	}
-	return r.finish()
+	for len(r.arrivals) > 0 && r.arrivals[0].At <= t {
+		arriving, r.arrivals = append(arriving, r.arrivals[0]), r.arrivals[1:]
+	}
+	if err := r.add(arriving); err != nil {
+		return false, err
+	}
+	if t >= r.timer || t == r.refill || r.enisDue() {
+		if t >= r.timer {
+			r.timer += r.s.Interval
+		}
+		if t == r.refill {
+			r.refill = -1
+		}
+		if err := r.pass(false); err != nil {
+			return false, err
+		}
+	}
+	next := r.next()
+	if err := r.sample(t, min(next, r.end), r.end); err != nil {
+		return false, err
+	}
+	r.t = max(next, t+time.Millisecond)
+	return r.t > r.rest, nil
+}
+
+// next is the time of the next event.
+func (r *runner) next() time.Duration {
+	next := min(r.timer, r.rest+1)
+	if len(r.arrivals) > 0 {
+		next = min(next, r.arrivals[0].At)
+	}
+	if len(r.leaves) > 0 {
+		next = min(next, r.leaves[0].Leave)
+	}
+	if r.refill >= 0 {
+		next = min(next, r.refill)
+	}
+	if due := r.n.due(); !due.IsZero() {
+		next = min(next, due.Sub(epoch()))
+	}
+	return next
 }
 
 // restTime is how long after the workload the run goes on, so the pool has
 // time to give its excess back: the release delay, a window, and passes.
 func (r *runner) restTime() time.Duration {
-	return 5*time.Minute + 4*r.s.Interval + 2*parseDur(r.s.Env["ADAPTIVE_GROWTH_WINDOW"]) +
+	return r.o.Rest + 5*time.Minute + 4*r.s.Interval + 2*parseDur(r.s.Env["ADAPTIVE_GROWTH_WINDOW"]) +
 		parseDur(r.s.Env["RELEASE_DELAY"])
 }
 
@@ -181,8 +215,8 @@ func parseDur(s string) time.Duration {
 }
 
 func (r *runner) enisDue() bool {
-	due := r.n.host.due()
-	return !due.IsZero() && !due.After(r.n.clock.t)
+	due := r.n.due()
+	return !due.IsZero() && !due.After(r.n.vclock().t)
 }
 
 // add is the plugin's ADD for pods arriving together: each takes an address;
@@ -227,16 +261,12 @@ func (r *runner) leave(key string) error {
 // pass runs a pass, counts its calls against the account, and retries the
 // waiting pods (kubelet retries their ADD).
 func (r *runner) pass(growOnly bool) error {
-	rep, err := r.n.pass(growOnly)
+	res, err := r.n.pass(growOnly, r.acct)
 	if err != nil {
 		return err
 	}
 	r.res.Passes++
-	for _, c := range rep.Calls {
-		if !r.acct.Take(c, r.n.clock.t) {
-			r.res.Throttled++
-		}
-	}
+	r.res.Throttled += res.throttled
 	var still []string
 	for _, k := range r.waiting {
 		ok, _, err := r.n.take(k)
@@ -272,7 +302,7 @@ func (r *runner) sample(t, next, end time.Duration) error {
 
 func (r *runner) finish() error {
 	r.res.Calls = map[string]int{}
-	for k, v := range r.n.sim.Counters() {
+	for k, v := range r.n.counters() {
 		if Mutating(k) {
 			r.res.Calls[k] = v
 			r.res.Mutating += v

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -48,5 +49,42 @@ func TestAdaptiveGrowthMeetsTheSeedGoal(t *testing.T) {
 	}
 	if part.RestIdle != 1 {
 		t.Errorf("adaptive, 100 pods: %d idle at rest, want exactly WARM_IP_TARGET=1 (%+v)", part.RestIdle, part)
+	}
+}
+
+// The cluster's per-node model makes the same EC2 calls as the real
+// reconcile against the emulator on the seed's case, action by action, with
+// and without the IMDS steady state and adaptive growth.
+func TestModelMakesTheRealCalls(t *testing.T) {
+	pointAtEmulators(t)
+	w := Steady(232, 10*time.Second)
+	for _, env := range []map[string]string{
+		{"WARM_IP_TARGET": "1"},
+		{"WARM_IP_TARGET": "1", "ADAPTIVE_GROWTH_WINDOW": "60s"},
+		{"WARM_IP_TARGET": "1", "VPC_CNI_EC2_RESYNC_INTERVAL": "0"},
+		{"ENABLE_PREFIX_DELEGATION": "true"},
+	} {
+		s := Setting{Env: env, Interval: 30 * time.Second}
+		n, err := newNode(seedOptions.InstanceType, env, seedOptions.ENILatency)
+		if err != nil {
+			t.Fatal(err)
+		}
+		real, err := replay(n, w, s, seedOptions, NewAccount())
+		n.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := newModelNode("i-0", seedOptions.InstanceType, env, seedOptions.ENILatency)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := replay(m, w, s, seedOptions, NewAccount())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(n.passCalls, m.calls) || real.Empty != model.Empty || real.Passes != model.Passes {
+			t.Errorf("%s: real calls %v, %d passes, %d pods found it empty; model %v, %d, %d",
+				s.Label(), n.passCalls, real.Passes, real.Empty, m.calls, model.Passes, model.Empty)
+		}
 	}
 }

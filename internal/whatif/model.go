@@ -1,0 +1,281 @@
+package whatif
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+)
+
+// modelNode is one node without bbolt, HTTP or the emulator: its pool is an
+// in-memory pool.Snapshot, a pass is pool.Compute on it with the calls a
+// real pass makes (reconcile.Run): the read step's DescribeNetworkInterfaces
+// when the IMDS steady state cannot spare it (first read, confirming this
+// node's mutations, the jittered safety net, or every pass with
+// VPC_CNI_EC2_RESYNC_INTERVAL=0), one call per action (three to create an
+// ENI, two to delete one, with a Describe first when the pass read IMDS), and
+// the hourly leaked-ENI sweep. EC2 applies what a call asks at once; a call
+// the account refuses fails its action, which the next pass plans again.
+// ADD takes an address as the store does (pool.PickAddress). IMDS agrees
+// with EC2 at once here: nobody changes the node's ENIs behind its back.
+type modelNode struct {
+	clock    *vclock
+	id       string
+	limits   pool.Limits
+	cfg      settings.Effective
+	latency  time.Duration
+	snap     pool.Snapshot
+	seen     map[string]time.Time // ENI → first seen by a pass (usable latency later)
+	waiters  map[string]bool
+	calls    map[string]int
+	nextAddr netip.Addr
+	nextENI  int
+
+	lastDescribe, lastSweep time.Time
+	confirm                 bool
+}
+
+// newModelNode is a node of the instance type with the knobs of env.
+func newModelNode(id, instanceType string, env map[string]string, latency time.Duration) (*modelNode, error) {
+	enis, perENI, hypervisor, ok := ec2sim.TypeLimits(instanceType)
+	if !ok {
+		return nil, fmt.Errorf("instance type %q is not in the emulator's table", instanceType)
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: lookup})
+	if err != nil {
+		return nil, err
+	}
+	if !cloud.PrefixCapable(hypervisor) {
+		cfg.Pool.PrefixDelegation = false // as a pass does
+	}
+	c := &vclock{t: epoch()}
+	n := &modelNode{clock: c, id: id, limits: pool.Limits{MaxENIs: enis, IPv4PerENI: perENI}, cfg: cfg,
+		latency: latency, seen: map[string]time.Time{}, waiters: map[string]bool{}, calls: map[string]int{},
+		nextAddr: netip.MustParseAddr("100.64.0.16")}
+	n.snap.ENIs = []pool.ENI{{ID: n.eniID(), DeviceIndex: 0, Ready: true, CreatedAt: c.t}}
+	return n, nil
+}
+
+var _ simNode = (*modelNode)(nil)
+
+func (n *modelNode) vclock() *vclock          { return n.clock }
+func (n *modelNode) counters() map[string]int { return n.calls }
+func (n *modelNode) resetCounters()           { n.calls = map[string]int{} }
+func (n *modelNode) close()                   {}
+
+func (n *modelNode) eniID() string {
+	n.nextENI++
+	return fmt.Sprintf("eni-%s-%d", n.id, n.nextENI)
+}
+
+// call makes one EC2 call; false when the account refuses it.
+func (n *modelNode) call(action string, acct *Account, res *passResult) bool {
+	n.calls[action]++
+	if !acct.Take(action, n.clock.t) {
+		res.throttled++
+		return false
+	}
+	return true
+}
+
+func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
+	var res passResult
+	now := n.clock.t
+	imds := n.cfg.EC2Resync > 0
+	if !imds || n.lastDescribe.IsZero() || n.confirm || !now.Before(reconcile.ResyncDue(n.id, n.lastDescribe, n.cfg.EC2Resync)) {
+		if !n.call("DescribeNetworkInterfaces", acct, &res) {
+			return res, nil // the pass fails; the next one reads again
+		}
+		n.lastDescribe, n.confirm, imds = now, false, false
+	}
+	plan := pool.Compute(pool.Input{Limits: n.limits, Config: n.cfg.Pool, Snapshot: n.snap, Now: now, Waiting: len(n.waiters)})
+	actions := plan.Actions
+	if growOnly {
+		actions = slices.DeleteFunc(actions, func(a pool.Action) bool { return a.Kind != pool.CreateENI && a.Kind != pool.Assign })
+	}
+	n.snap.ExcessSince = plan.ExcessSince
+	if len(actions) > 0 {
+		n.confirm = true
+	}
+	if imds && slices.ContainsFunc(actions, func(a pool.Action) bool { return a.Kind == pool.DeleteENI }) {
+		if !n.call("DescribeNetworkInterfaces", acct, &res) {
+			return res, nil
+		}
+	}
+	failed := false
+	for _, a := range actions {
+		failed = !n.apply(a, acct, &res) || failed
+	}
+	n.setupHosts()
+	if !growOnly && now.Sub(n.lastSweep) >= reconcile.LeakSweepEvery {
+		n.lastSweep = now
+		n.call("DescribeNetworkInterfaces", acct, &res)
+	}
+	res.empty = len(actions) == 0 && !failed
+	return res, nil
+}
+
+// apply makes an action's calls and, when they all succeed, what they do.
+func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
+	var calls []string
+	switch a.Kind {
+	case pool.CreateENI:
+		calls = []string{"CreateNetworkInterface", "AttachNetworkInterface", "ModifyNetworkInterfaceAttribute"}
+	case pool.Assign:
+		calls = []string{"AssignPrivateIpAddresses"}
+	case pool.Unassign:
+		calls = []string{"UnassignPrivateIpAddresses"}
+	case pool.DeleteENI:
+		calls = []string{"DetachNetworkInterface", "DeleteNetworkInterface"}
+	}
+	for _, c := range calls {
+		if !n.call(c, acct, res) {
+			return false
+		}
+	}
+	now := n.clock.t
+	switch a.Kind {
+	case pool.CreateENI:
+		e := pool.ENI{ID: n.eniID(), DeviceIndex: a.DeviceIndex, CreatedAt: now, Blocks: n.blocks(a, now)}
+		n.snap.ENIs = append(n.snap.ENIs, e)
+		slices.SortFunc(n.snap.ENIs, func(x, y pool.ENI) int { return x.DeviceIndex - y.DeviceIndex })
+	case pool.Assign:
+		e := n.eni(a.ENIID)
+		e.Blocks = append(e.Blocks, n.blocks(a, now)...)
+	case pool.Unassign:
+		e := n.eni(a.ENIID)
+		e.Blocks = slices.DeleteFunc(e.Blocks, func(b pool.Block) bool { return slices.Contains(a.Release, b.CIDR) })
+	case pool.DeleteENI:
+		n.snap.ENIs = slices.DeleteFunc(n.snap.ENIs, func(e pool.ENI) bool { return e.ID == a.ENIID })
+	}
+	return true
+}
+
+func (n *modelNode) eni(id string) *pool.ENI {
+	for i := range n.snap.ENIs {
+		if n.snap.ENIs[i].ID == id {
+			return &n.snap.ENIs[i]
+		}
+	}
+	panic("model: plan names an ENI the node does not have: " + id)
+}
+
+// blocks are the action's new addresses or /28 prefixes, never used before.
+func (n *modelNode) blocks(a pool.Action, now time.Time) []pool.Block {
+	bits := 32
+	if a.Prefixes {
+		bits = 28
+		for n.nextAddr != netip.PrefixFrom(n.nextAddr, bits).Masked().Addr() {
+			n.nextAddr = n.nextAddr.Next()
+		}
+	}
+	var out []pool.Block
+	for range a.Count {
+		p := netip.PrefixFrom(n.nextAddr, bits)
+		out = append(out, reconcile.NewBlock(p, now))
+		for range 1 << (32 - bits) {
+			n.nextAddr = n.nextAddr.Next()
+		}
+	}
+	return out
+}
+
+// setupHosts makes ENIs usable latency after a pass first saw them.
+func (n *modelNode) setupHosts() {
+	now := n.clock.t
+	for i := range n.snap.ENIs {
+		e := &n.snap.ENIs[i]
+		if e.Ready {
+			continue
+		}
+		first, ok := n.seen[e.ID]
+		if !ok {
+			first = now
+			n.seen[e.ID] = now
+		}
+		e.Ready = !now.Before(first.Add(n.latency))
+		if e.Ready {
+			delete(n.seen, e.ID)
+		}
+	}
+}
+
+func (n *modelNode) due() time.Time {
+	var at time.Time
+	for _, first := range n.seen {
+		if t := first.Add(n.latency); t.After(n.clock.t) && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	return at
+}
+
+func (n *modelNode) take(key string) (ok, low bool, err error) {
+	now := n.clock.t
+	e, b, a, ok := pool.PickAddress(n.snap, now, n.cfg.Pool.Cooldown)
+	if !ok {
+		return false, false, nil
+	}
+	addr := &n.snap.ENIs[e].Blocks[b].Addrs[a]
+	addr.State, addr.Since, addr.Owner = pool.Assigned, now, key
+	return true, n.usable(now) < pool.FreeTarget(n.limits, n.cfg.Pool), nil
+}
+
+// usable counts the addresses ADD could hand out now.
+func (n *modelNode) usable(now time.Time) int {
+	c := 0
+	for _, e := range n.snap.ENIs {
+		for _, b := range e.Blocks {
+			for _, a := range b.Addrs {
+				if e.Ready && !b.Releasing && a.State != pool.Assigned && pool.Usable(a, now, n.cfg.Pool.Cooldown) {
+					c++
+				}
+			}
+		}
+	}
+	return c
+}
+
+func (n *modelNode) wait(key string, on bool) error {
+	if on {
+		n.waiters[key] = true
+	} else {
+		delete(n.waiters, key)
+	}
+	return nil
+}
+
+func (n *modelNode) give(key string) error {
+	for i := range n.snap.ENIs {
+		for j := range n.snap.ENIs[i].Blocks {
+			for k := range n.snap.ENIs[i].Blocks[j].Addrs {
+				a := &n.snap.ENIs[i].Blocks[j].Addrs[k]
+				if a.State == pool.Assigned && a.Owner == key {
+					a.State, a.Since, a.Owner = pool.Cooling, n.clock.t, ""
+					return nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (n *modelNode) idle() (idle, enis int, err error) {
+	for _, e := range n.snap.ENIs {
+		for _, b := range e.Blocks {
+			for _, a := range b.Addrs {
+				if !b.Releasing && a.State != pool.Assigned {
+					idle++
+				}
+			}
+		}
+	}
+	return idle, len(n.snap.ENIs), nil
+}

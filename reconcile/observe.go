@@ -1,0 +1,205 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"slices"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// The read step: where a pass learns the node's ENIs, addresses and prefixes.
+//
+// EC2 throttles per account, so a pass at rest reads IMDS (per instance, free)
+// and makes no EC2 call when IMDS shows exactly what the store holds. EC2 is
+// the truth for addresses and is asked whenever the pass cannot rely on IMDS:
+// IMDS disagrees with the store (IMDS lags EC2, so a disagreement may be
+// either side's news), this node mutated EC2 since it last read it (a
+// mutation is confirmed by EC2, never by a lagging IMDS), intents are
+// pending, or the safety-net interval passed (changes made outside the node
+// that IMDS has not shown yet). The IMDS view is used only when it agrees
+// with the store, so it never adds an address the store lacks and never keeps
+// one it shows gone: an address EC2 or IMDS has shown gone is dropped by the
+// merge of EC2's answer, and a lagging IMDS that still lists it disagrees with
+// the store and sends the pass to EC2 again.
+
+// IMDSReader is what the read step needs from IMDS; *cloud.Client has it. A
+// Cloud without it reads EC2 on every pass.
+type IMDSReader interface {
+	// AttachedInterfaces lists the ENIs IMDS shows attached, with their
+	// addresses and prefixes, by device index. IMDS may lag EC2.
+	AttachedInterfaces(ctx context.Context) ([]cloud.IMDSInterface, error)
+}
+
+// Sources of a pass's view of the ENIs (Report.Observed).
+const (
+	FromIMDS = "imds"
+	FromEC2  = "ec2"
+)
+
+// observe returns the node's ENIs as the merge takes them, from IMDS when it
+// agrees with the store and otherwise from one DescribeNetworkInterfaces.
+func (r *Runner) observe(ctx context.Context, node store.Node, cfg settings.Effective, opts Options, rep *Report) ([]cloud.ENIInfo, error) {
+	why, view, err := r.ec2Reason(ctx, node, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	if why == "" {
+		rep.Observed = FromIMDS
+		return view, nil
+	}
+	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+	}
+	if err := vetTruth(node, truth); err != nil {
+		return nil, err // before any write: one bad answer changes nothing
+	}
+	rep.Observed = FromEC2 + ": " + why
+	if !opts.DryRun {
+		now := r.now()
+		err = r.Store.Update(func(tx *store.Tx) error { return tx.PutEC2Sync(now, false) })
+	}
+	return truth, err
+}
+
+// ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
+// the merge takes it) when IMDS agrees with the store.
+func (r *Runner) ec2Reason(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) (string, []cloud.ENIInfo, error) {
+	src, ok := r.Cloud.(IMDSReader)
+	if !ok || cfg.EC2Resync <= 0 {
+		return "every pass (" + settings.EC2ResyncInterval + "=0)", nil, nil
+	}
+	if len(rep.orphans) > 0 {
+		return "intents pending", nil, nil
+	}
+	var meta store.PoolMeta
+	var snap pool.Snapshot
+	err := r.Store.View(func(tx *store.Tx) (err error) {
+		if meta, err = tx.PoolMeta(); err != nil {
+			return err
+		}
+		snap, err = tx.Snapshot()
+		return err
+	})
+	if errors.Is(err, store.ErrNotInitialized) {
+		return "first read", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case meta.LastEC2Describe.IsZero():
+		return "first read", nil, nil
+	case meta.ConfirmNeeded:
+		return "confirming this node's changes", nil, nil
+	case !r.now().Before(ResyncDue(node.InstanceID, meta.LastEC2Describe, cfg.EC2Resync)):
+		return "safety-net interval", nil, nil
+	}
+	view, err := src.AttachedInterfaces(ctx)
+	if err != nil {
+		return "IMDS unreadable: " + err.Error(), nil, nil
+	}
+	truth := imdsTruth(view)
+	if !agrees(snap, truth) {
+		return "IMDS disagrees with the store", nil, nil
+	}
+	return "", truth, nil
+}
+
+// ResyncDue is when a node next reads EC2 at the latest: interval after the
+// last read, jittered by ±10 % with a hash of the instance and that read, so
+// nodes started together spread their reads out and stay spread.
+func ResyncDue(instanceID string, last time.Time, interval time.Duration) time.Time {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", instanceID, last.UnixNano())
+	frac := float64(h.Sum64()%10000) / 10000 // [0, 1)
+	return last.Add(time.Duration(float64(interval) * (0.9 + 0.2*frac)))
+}
+
+// imdsTruth is the IMDS view in the form EC2's answer takes.
+func imdsTruth(view []cloud.IMDSInterface) []cloud.ENIInfo {
+	out := make([]cloud.ENIInfo, 0, len(view))
+	for _, v := range view {
+		e := cloud.ENIInfo{ID: v.ENIID, MAC: v.MAC, SubnetID: v.SubnetID, DeviceIndex: v.DeviceIndex,
+			Attached: true, Prefixes: slices.Clone(v.Prefixes)}
+		if len(v.IPv4s) > 0 {
+			e.PrimaryIP, e.Secondary = v.IPv4s[0], slices.Clone(v.IPv4s[1:])
+		}
+		slices.SortFunc(e.Secondary, netip.Addr.Compare)
+		slices.SortFunc(e.Prefixes, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
+		out = append(out, e)
+	}
+	return out
+}
+
+// agrees reports whether the view shows exactly the store's ENIs (identity,
+// device, MAC, subnet, primary address) and blocks, so merging it changes
+// nothing.
+func agrees(snap pool.Snapshot, view []cloud.ENIInfo) bool {
+	if len(snap.ENIs) != len(view) || len(view) == 0 {
+		return false
+	}
+	byID := map[string]cloud.ENIInfo{}
+	for _, v := range view {
+		byID[v.ID] = v
+	}
+	for _, e := range snap.ENIs {
+		v, ok := byID[e.ID]
+		if !ok || v.DeviceIndex != e.DeviceIndex || v.MAC != e.MAC || v.SubnetID != e.SubnetID || v.PrimaryIP != e.PrimaryIP {
+			return false
+		}
+		want := truthBlocks(v)
+		if len(want) != len(e.Blocks) {
+			return false
+		}
+		have := map[netip.Prefix]bool{}
+		for _, b := range e.Blocks {
+			have[b.CIDR] = true
+		}
+		for _, c := range want {
+			if !have[c] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// expectConfirm records, before this pass mutates EC2, that the next pass
+// must read EC2 to confirm what it did.
+func (r *Runner) expectConfirm(steps []step) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	return r.Store.Update(func(tx *store.Tx) error {
+		m, err := tx.PoolMeta()
+		if err != nil {
+			return err
+		}
+		return tx.PutEC2Sync(m.LastEC2Describe, true)
+	})
+}
+
+// forExecute returns the EC2 answer the steps need: deleting an ENI needs
+// its attachment, which IMDS does not show, so a pass that read IMDS and
+// plans a delete reads EC2 first.
+func (r *Runner) forExecute(ctx context.Context, node store.Node, steps []step, truth []cloud.ENIInfo, rep *Report) ([]cloud.ENIInfo, error) {
+	if rep.Observed != FromIMDS || !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.DeleteENI }) {
+		return truth, nil
+	}
+	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's ENIs from EC2 before deleting one: %w", err)
+	}
+	return truth, vetTruth(node, truth)
+}
