@@ -27,8 +27,9 @@ func (r *Runner) ensureNodeRules(ctx context.Context, node store.Node, rep *Repo
 	cfg, err := NodeRulesConfig(node, settings.Inputs{Env: r.Env, File: r.File})
 	if err == nil && cfg.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
-		// never write rules where the primary ENI is not.
-		r.log().Info("node rules not set: no link has the primary ENI's MAC", "mac", node.PrimaryMAC)
+		// never write rules where the primary ENI is not. Debug only:
+		// doctor and pool status report the rules' state.
+		r.log().Debug("node rules not set: no link has the primary ENI's MAC", "mac", node.PrimaryMAC)
 		return
 	}
 	if err == nil {
