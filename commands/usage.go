@@ -2,16 +2,12 @@ package commands
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
-)
 
-var (
-	// The flag package's words; urfave/cli passes them through.
-	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
-	badFlagValue  = regexp.MustCompile(`^invalid value "([^"]*)" for flag -+(\S+): parse error$`)
+	"vpc-cni/internal/suggest"
 )
 
 // explainFlagError rewrites the flag package's terse errors: a mistyped
@@ -23,16 +19,38 @@ func explainFlagError(c *cli.Context, err error) error {
 		flags = c.Command.Flags
 	}
 	msg := err.Error()
-	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
-		return usagef("%s%s", msg, didYouMean(cli.SuggestFlag(flags, m[1], true)))
+	if name, ok := undefinedFlag(msg); ok {
+		return usagef("%s%s", msg, didYouMean(cli.SuggestFlag(flags, name, true)))
 	}
-	if m := badFlagValue.FindStringSubmatch(msg); m != nil && isDurationFlag(flags, m[2]) {
-		if _, nerr := strconv.ParseFloat(m[1], 64); nerr == nil {
-			return usagef("--%s %s: a duration needs a unit: use %ss (or 500ms, 2m, 1h)", m[2], m[1], m[1])
+	if value, name, ok := badFlagValue(msg); ok && isDurationFlag(flags, name) {
+		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
+			return usagef("--%s %s: a duration needs a unit: use %ss (or 500ms, 2m, 1h)", name, value, value)
 		}
-		return usagef("--%s %q: not a duration: use a number with a unit, e.g. 5s, 500ms, 2m", m[2], m[1])
+		return usagef("--%s %q: not a duration: use a number with a unit, e.g. 5s, 500ms, 2m", name, value)
 	}
 	return nil
+}
+
+// undefinedFlag reads the flag package's `flag provided but not defined:
+// -name` (urfave/cli passes its words through). String cuts, not a package
+// regexp: every plugin start would compile it.
+func undefinedFlag(msg string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
+	return strings.TrimLeft(rest, "-"), ok && strings.HasPrefix(rest, "-")
+}
+
+// badFlagValue reads `invalid value "V" for flag -name: parse error`.
+func badFlagValue(msg string) (value, name string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, `invalid value "`)
+	if !ok {
+		return "", "", false
+	}
+	value, rest, ok = strings.Cut(rest, `" for flag -`)
+	if !ok {
+		return "", "", false
+	}
+	name, ok = strings.CutSuffix(rest, ": parse error")
+	return value, strings.TrimLeft(name, "-"), ok
 }
 
 func isDurationFlag(flags []cli.Flag, name string) bool {
@@ -58,37 +76,13 @@ func didYouMean(flag string) string {
 
 // commandSuggestion is the nearest command's tail of a message, or "".
 func commandSuggestion(cmds []*cli.Command, name string) string {
-	best := ""
+	var names []string
 	for _, c := range cmds {
-		for _, n := range c.Names() {
-			if d := editDistance(name, n); d <= 2 && (best == "" || d < editDistance(name, best)) {
-				best = n
-			}
-		}
+		names = append(names, c.Names()...)
 	}
+	best := suggest.Closest(name, names, 2)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance of two short words.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"vpc-cni/internal/suggest"
 )
 
 // The one configuration file every vpc-cni process reads: the plugin (run
@@ -86,42 +88,10 @@ func knownKey(key string) error {
 	if strings.HasPrefix(key, "AWS_") && key != ENIMTU {
 		return fmt.Errorf("%s is not read from this file: the AWS SDK reads it from the environment", key)
 	}
-	if s := suggest(key); s != "" {
+	if s := suggest.Closest(key, FileKeys, 3); s != "" {
 		return fmt.Errorf("unknown key %s (did you mean %s?)", key, s)
 	}
 	return fmt.Errorf("unknown key %s; the keys are %s", key, strings.Join(FileKeys, ", "))
-}
-
-// suggest is the known key closest to a misspelt one, if it is close.
-func suggest(key string) string {
-	best, bestD := "", 4
-	for _, k := range FileKeys {
-		if d := distance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // lookup returns a key's text and where it was set ("path:line").

@@ -65,7 +65,7 @@ func (t *Tx) Take(a Assignment, now time.Time, cooldown time.Duration) (Assignme
 		if err != nil {
 			return a, err
 		}
-		if state == pool.Cooling && now.Before(since.Add(cooldown)) {
+		if !pool.Usable(pool.Addr{State: state, Since: since}, now, cooldown) { // the policy's rule: still cooling
 			cooling++
 			continue
 		}

@@ -20,7 +20,7 @@ func (t *Tx) AvailableAtLeast(n int, now time.Time, cooldown time.Duration) (boo
 		if err != nil {
 			return false, err
 		}
-		if state == pool.Cooling && now.Before(since.Add(cooldown)) {
+		if !pool.Usable(pool.Addr{State: state, Since: since}, now, cooldown) { // the policy's rule: still cooling
 			continue
 		}
 		if seen++; seen >= n {
