@@ -104,6 +104,8 @@ type Client struct {
 	ec2Endpoint string    // AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, when honoured
 	imdsURL     string
 	identity    *Identity // cached: it never changes for an instance
+
+	transport func(*http.Transport) // tests: instruments the HTTP transport; nil in production
 }
 
 // New returns a Client. It does no I/O; the first call that needs EC2 or
@@ -148,6 +150,9 @@ func (c *Client) awsConfig(context.Context) (*aws.Config, error) {
 	hc, err := httpClient(c.opts.HTTPTimeout, s.CABundle)
 	if err != nil {
 		return nil, configError(err)
+	}
+	if c.transport != nil {
+		hc = hc.WithTransportOptions(c.transport)
 	}
 	cfg := aws.Config{Region: s.Region, HTTPClient: hc, RetryMaxAttempts: s.MaxAttempts, RetryMode: s.RetryMode}
 	c.imdsURL = s.IMDS.url()
@@ -233,6 +238,7 @@ func (c *Client) api(ctx context.Context) (*ec2.Client, error) {
 
 func (c *Client) ec2Options(o *ec2.Options, region string) {
 	o.Region = region
+	o.HTTPClient = readOnlyBodies{o.HTTPClient}
 	if c.ec2Endpoint != "" {
 		o.BaseEndpoint = aws.String(c.ec2Endpoint)
 	}
