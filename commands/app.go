@@ -49,6 +49,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			uninstallCommand(),
 			doctorCommand(),
 			stateCommand(),
+			migrateCommand(),
 			nodeRulesCommand(),
 			simCommand(),
 			versionCommand(),

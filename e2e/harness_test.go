@@ -168,6 +168,7 @@ type worldOpts struct {
 	instanceType string
 	env          []string
 	peerNetns    string // the ENI links' other ends go there (a simulated VPC; see vpcnet_test.go)
+	fresh        bool   // no first reconcile: a node another CNI serves (see migrate_test.go)
 }
 
 func newWorld(tb testing.TB, o worldOpts) *world {
@@ -189,7 +190,9 @@ func newWorld(tb testing.TB, o worldOpts) *world {
 	tb.Cleanup(func() { _ = sim.Close() })
 	simtest.PointAt(tb, sim)
 	w.writeConfig(o.env)
-	w.reconcileUntilSettled(o.env...)
+	if !o.fresh {
+		w.reconcileUntilSettled(o.env...)
+	}
 	return w
 }
 

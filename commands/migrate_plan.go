@@ -1,0 +1,146 @@
+package commands
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"vpc-cni/cloud"
+	"vpc-cni/internal/awsnode"
+	"vpc-cni/netns"
+	"vpc-cni/store"
+)
+
+// MigratedPod is one pod interface of the checkpoint (or wired in the
+// kernel without it) and what migrate does with it.
+type MigratedPod struct {
+	Key      string `json:"key"`
+	IP       string `json:"ip"`
+	ENI      string `json:"eni,omitempty"`
+	HostVeth string `json:"hostVeth"`
+	Netns    string `json:"netns,omitempty"`
+	Pod      string `json:"pod,omitempty"`
+	Adopted  bool   `json:"adopted"`        // recorded as an assignment
+	Note     string `json:"note,omitempty"` // why not, or what is unknown
+}
+
+// migration is what migrate will record: the checkpoint's pods as
+// assignments, checked against the kernel and EC2.
+type migration struct {
+	adopt []store.Assignment // the checkpoint's live pods
+	pods  []MigratedPod      // every checkpoint pod, adopted or not
+	// unlisted are pod veths with a /32 route the checkpoint does not name:
+	// restored as `state rebuild` restores them, so their addresses are
+	// never handed out again.
+	unlisted []netns.PodWiring
+}
+
+// planMigration matches the checkpoint's pods with the kernel's wiring and
+// EC2's addresses. A pod whose host veth is gone is left out, as the
+// reference's own restore prunes it; a pod whose veth routes another
+// address, or whose address EC2 does not list on the node's attached ENIs,
+// is an error naming every such pod, and nothing is recorded.
+func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENIInfo) (migration, error) {
+	var m migration
+	byVeth := map[string]netns.PodWiring{}
+	for _, w := range wired {
+		byVeth[w.HostVeth] = w
+	}
+	owner := addressOwners(enis)
+	var problems []string
+	named := map[string]bool{}
+	for _, p := range pods {
+		veth := netns.HostVethNameFor(p.Namespace, p.Name, p.ContainerID)
+		named[veth] = true
+		out := MigratedPod{Key: p.Key(), IP: p.IP.String(), HostVeth: veth, Pod: podName(p.Namespace, p.Name)}
+		w, wiredUp := byVeth[veth]
+		eni, onNode := owner[p.IP]
+		switch {
+		case !wiredUp:
+			out.Note = "host veth absent: the pod is gone; its address stays free (the reference prunes it too)"
+		case w.IP.IsValid() && w.IP != p.IP:
+			problems = append(problems, fmt.Sprintf("%s (%s): its host veth %s routes %s, not %s", out.Pod, p.Key(), veth, w.IP, p.IP))
+		case !onNode || strings.HasPrefix(eni, primaryMark):
+			problems = append(problems, fmt.Sprintf("%s (%s, %s)%s", p.IP, out.Pod, p.Key(), notOnNode(eni)))
+		default:
+			out.ENI, out.Netns, out.Adopted = eni, w.Netns, true
+			if w.Netns == "" {
+				out.Note = "its network namespace was not found: kept until the runtime's DEL"
+			}
+			m.adopt = append(m.adopt, store.Assignment{ContainerID: p.ContainerID, IfName: p.IfName,
+				Network: p.Network, IP: p.IP, Netns: w.Netns, PodNamespace: p.Namespace, PodName: p.Name,
+				HostVeth: veth, Time: p.Time})
+		}
+		m.pods = append(m.pods, out)
+	}
+	if len(problems) > 0 {
+		return m, fmt.Errorf("the checkpoint does not match this node; nothing was changed:\n  %s", strings.Join(problems, "\n  "))
+	}
+	for _, w := range wired {
+		if !named[w.HostVeth] && w.IP.IsValid() {
+			m.unlisted = append(m.unlisted, w)
+		}
+	}
+	return m, nil
+}
+
+// primaryMark prefixes the owner of an ENI's primary address, which no pod
+// may hold.
+const primaryMark = "primary of "
+
+// addressOwners maps every address on the node's attached ENIs to its ENI:
+// secondary addresses and those in delegated prefixes.
+func addressOwners(enis []cloud.ENIInfo) map[netip.Addr]string {
+	out := map[netip.Addr]string{}
+	for _, e := range enis {
+		if !e.Attached {
+			continue
+		}
+		out[e.PrimaryIP] = primaryMark + e.ID
+		for _, a := range e.Secondary {
+			out[a] = e.ID
+		}
+		for _, p := range e.Prefixes {
+			for a := p.Masked().Addr(); p.Contains(a); a = a.Next() {
+				out[a] = e.ID
+			}
+		}
+	}
+	return out
+}
+
+func notOnNode(owner string) string {
+	if owner != "" {
+		return ": it is the " + owner + " in EC2, not a pod address"
+	}
+	return ": EC2 does not list it on this node's attached ENIs"
+}
+
+// alreadyMigrated says whether the store already holds every assignment
+// the migration would record, with the same addresses: a second run.
+func alreadyMigrated(have []store.Assignment, m migration) bool {
+	if len(have) == 0 {
+		return false
+	}
+	ip := map[string]netip.Addr{}
+	for _, a := range have {
+		ip[a.Key] = a.IP
+	}
+	for _, a := range m.adopt {
+		if ip[store.AssignmentKey(a.ContainerID, a.IfName)] != a.IP {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedPods orders the output by address.
+func sortedPods(pods []MigratedPod) []MigratedPod {
+	sort.SliceStable(pods, func(i, j int) bool {
+		a, _ := netip.ParseAddr(pods[i].IP)
+		b, _ := netip.ParseAddr(pods[j].IP)
+		return a.Less(b)
+	})
+	return pods
+}
