@@ -56,8 +56,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			// Reported through the exit path so that scripts see exit 2.
+			// Reported through the exit path so that scripts see exit 2;
+			// suggestions come from the level the name was given at.
 			c.App.Metadata["notFound"] = name
+			c.App.Metadata["notFoundAmong"] = siblings(c)
 		},
 		OnUsageError: onUsageError,
 	}
@@ -65,11 +67,21 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	markUsageErrors(app.Commands)
 	app.After = func(c *cli.Context) error {
 		if name, ok := c.App.Metadata["notFound"].(string); ok {
-			return usagef("unknown command %q%s; see 'vpcctl --help'", name, commandSuggestion(c.App.Commands, name))
+			among, _ := c.App.Metadata["notFoundAmong"].([]*cli.Command)
+			return usagef("unknown command %q%s; see 'vpcctl --help'", name, commandSuggestion(among, name))
 		}
 		return nil
 	}
 	return app
+}
+
+// siblings are the commands at the level c parses: a command's subcommands,
+// or the app's commands at the top.
+func siblings(c *cli.Context) []*cli.Command {
+	if c.Command != nil && len(c.Command.Subcommands) > 0 {
+		return c.Command.Subcommands
+	}
+	return c.App.Commands
 }
 
 const appDescription = `One static binary: installed as /opt/cni/bin/vpc-cni it is the CNI plugin that kubelet runs

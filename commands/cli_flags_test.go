@@ -83,6 +83,7 @@ func TestUsageSuggestions(t *testing.T) {
 		says string
 	}{
 		{[]string{"reconcil"}, `did you mean "reconcile"?`},
+		{[]string{"pool", "statu"}, `did you mean "status"?`},
 		{[]string{"pool", "warm", "--ip-targte", "3"}, "did you mean --ip-target?"},
 		{[]string{"--stat-dir", dir, "events"}, "did you mean --state-dir?"},
 		{[]string{"reconcile", "--timeout", "5"}, "--timeout 5: a duration needs a unit: use 5s"},
