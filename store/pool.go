@@ -21,7 +21,7 @@ func (t *Tx) Snapshot() (pool.Snapshot, error) {
 		return snap, err
 	}
 	snap.ExcessSince, snap.GrowBlockedUntil, snap.GrowBlockedWhy = meta.ExcessSince, meta.GrowBlockedUntil, meta.GrowBlockedWhy
-	snap.NoPrefixesUntil = meta.NoPrefixesUntil
+	snap.NoPrefixesUntil, snap.FullSubnets = meta.NoPrefixesUntil, meta.FullSubnets
 	recs, err := t.eniRecords()
 	if err != nil {
 		return snap, err
