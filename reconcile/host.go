@@ -23,21 +23,25 @@ func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report
 	if r.Host == nil {
 		return
 	}
-	var ready []string
+	var ready []pool.ENI
 	for _, e := range rep.unready {
-		if err := r.Host.SetupENI(e, r.subnetOf(ctx, node, e, rep), cfg.MTU); err != nil {
+		e.SubnetCIDR = r.subnetOf(ctx, node, e, rep)
+		if err := r.Host.SetupENI(e, e.SubnetCIDR, cfg.MTU); err != nil {
 			r.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
 			rep.Failed = append(rep.Failed, "host setup of "+e.ID+": "+err.Error())
 			continue
 		}
-		ready = append(ready, e.ID)
+		ready = append(ready, e)
 	}
 	if len(ready) == 0 {
 		return
 	}
 	err := r.Store.Update(func(tx *store.Tx) error {
-		for _, id := range ready {
-			if err := tx.SetENIReady(id, true); err != nil {
+		for _, e := range ready {
+			if err := tx.SetENISubnetCIDR(e.ID, e.SubnetCIDR); err != nil {
+				return err
+			}
+			if err := tx.SetENIReady(e.ID, true); err != nil {
 				return err
 			}
 		}

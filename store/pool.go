@@ -246,6 +246,17 @@ func (t *Tx) SetENIReady(id string, ready bool) error {
 	})
 }
 
+// SetENISubnetCIDR records the CIDR of the ENI's subnet once it is learnt
+// (an ENI adopted from EC2, or placed in a subnet known only by ID).
+func (t *Tx) SetENISubnetCIDR(id string, cidr netip.Prefix) error {
+	r, err := t.mustENI(id)
+	if err != nil || r.SubnetCIDR == cidr {
+		return err
+	}
+	r.SubnetCIDR = cidr
+	return t.putJSON(bENIs, []byte(id), r)
+}
+
 func (t *Tx) forEachAddr(e eniRecord, fn func(blockEntry, addrEntry) error) error {
 	blocks, err := t.eniBlocks(e.ID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -26,6 +27,7 @@ type ENI struct {
 	Secondary                                            []netip.Addr   // ascending
 	Prefixes                                             []netip.Prefix // ascending
 	Tags                                                 map[string]string
+	Groups                                               []string // security group IDs
 	CreatedAt                                            time.Time
 }
 
@@ -38,7 +40,7 @@ func (s *Sim) State() State {
 	for _, e := range s.enisInOrder() {
 		out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
 			DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
-			Prefixes: e.prefixList(), Tags: copyTags(e.tags), CreatedAt: e.createdAt}
+			Prefixes: e.prefixList(), Tags: copyTags(e.tags), Groups: slices.Clone(e.groups), CreatedAt: e.createdAt}
 		if e.attach != nil {
 			out.AttachmentID, out.DeleteOnTermination = e.attach.id, e.attach.deleteOnTermination
 		}
