@@ -112,8 +112,8 @@ type Effective struct {
 	EC2Resync time.Duration `json:"ec2ResyncInterval"`
 	// SubnetDiscovery: when new ENIs may leave the node's subnet
 	// (DiscoveryWhenFull, DiscoveryAlways, DiscoveryNever).
-	SubnetDiscovery string `json:"subnetDiscovery"`
-	Values    []Value       `json:"values"` // every knob, in a stable order
+	SubnetDiscovery string  `json:"subnetDiscovery"`
+	Values          []Value `json:"values"` // every knob, in a stable order
 }
 
 // Value returns the named knob's value (zero if unknown).
