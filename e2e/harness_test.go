@@ -170,9 +170,9 @@ type world struct {
 type worldOpts struct {
 	instanceType string
 	env          []string
-	peerNetns    string            // the ENI links' other ends go there (a simulated VPC; see vpcnet_test.go)
-	prepare      func(*ec2sim.Sim) // shapes the emulator before the first pass (subnets_test.go)
-	expectFailed string            // see world.expectFailed
+	peerNetns    string                     // the ENI links' other ends go there (a simulated VPC; see vpcnet_test.go)
+	prepare      func(*ec2sim.Sim) []string // shapes the emulator before the first pass; returns knobs to add (subnets_test.go)
+	expectFailed string                     // see world.expectFailed
 }
 
 func newWorld(tb testing.TB, o worldOpts) *world {
@@ -194,7 +194,7 @@ func newWorld(tb testing.TB, o worldOpts) *world {
 	tb.Cleanup(func() { _ = sim.Close() })
 	simtest.PointAt(tb, sim)
 	if o.prepare != nil {
-		o.prepare(sim)
+		o.env = append(o.env, o.prepare(sim)...)
 	}
 	w.writeConfig(o.env)
 	w.reconcileUntilSettled(o.env...)

@@ -62,14 +62,18 @@ func newVPCWorld(t *testing.T, env ...string) *vpcNet {
 }
 
 // newVPCWorldPrepared is newVPCWorld with the emulator shaped by prepare
-// before the first pass; prepare returns the gateways of the subnets it adds.
-func newVPCWorldPrepared(t *testing.T, prepare func(*ec2sim.Sim) map[string]netip.Addr, env ...string) *vpcNet {
+// before the first pass; prepare returns the gateways of the subnets it adds
+// and knobs that name them (written to the configuration file).
+func newVPCWorldPrepared(t *testing.T, prepare func(*ec2sim.Sim) (map[string]netip.Addr, []string), env ...string) *vpcNet {
 	t.Helper()
 	requireRoot(t)
 	v := &vpcNet{vpc: newNetNS(t), outside: newNetNS(t), client: newNetNS(t)}
 	o := worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path()}
 	if prepare != nil {
-		o.prepare = func(s *ec2sim.Sim) { v.gateways = prepare(s) }
+		o.prepare = func(s *ec2sim.Sim) (extra []string) {
+			v.gateways, extra = prepare(s)
+			return extra
+		}
 		o.expectFailed = "InsufficientFreeAddressesInSubnet"
 	}
 	v.w = newWorld(t, o)

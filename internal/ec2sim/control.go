@@ -14,6 +14,7 @@ import (
 // State is a deep copy of the emulator's view of the node.
 type State struct {
 	InstanceID, InstanceType, SubnetID, VPCID string
+	AZ                                        string // the node's availability zone
 	SubnetFree                                int
 	ENIs                                      []ENI // creation order; the primary ENI first
 }
@@ -36,7 +37,7 @@ func (s *Sim) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{InstanceID: s.cfg.InstanceID, InstanceType: s.cfg.InstanceType, SubnetID: s.subnetID,
-		VPCID: s.vpcID, SubnetFree: s.subnet.free}
+		VPCID: s.vpcID, AZ: s.cfg.AZ, SubnetFree: s.subnet.free}
 	for _, e := range s.enisInOrder() {
 		out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
 			DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
