@@ -20,11 +20,20 @@ const CNISubnetTag = "kubernetes.io/role/cni"
 // the one with the most free addresses first (ties by ID, so the choice is
 // stable). One DescribeSubnets call; an empty list is not an error.
 func (c *Client) CNISubnets(ctx context.Context, vpcID, az string) ([]Subnet, error) {
+	return c.subnets(ctx, filter("vpc-id", vpcID), filter("availability-zone", az), filter("tag:"+CNISubnetTag, "1"))
+}
+
+// ZoneSubnets lists every subnet of the VPC in the zone with its tags, the
+// one with the most free addresses first (ties by ID). One DescribeSubnets
+// call; subnet discovery chooses among them.
+func (c *Client) ZoneSubnets(ctx context.Context, vpcID, az string) ([]Subnet, error) {
+	return c.subnets(ctx, filter("vpc-id", vpcID), filter("availability-zone", az))
+}
+
+func (c *Client) subnets(ctx context.Context, filters ...types.Filter) ([]Subnet, error) {
 	const action = "DescribeSubnets"
 	out, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeSubnetsOutput, error) {
-		return h.client().DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []types.Filter{
-			filter("vpc-id", vpcID), filter("availability-zone", az), filter("tag:"+CNISubnetTag, "1"),
-		}})
+		return h.client().DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: filters})
 	})
 	if err != nil {
 		return nil, err

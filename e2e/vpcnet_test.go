@@ -50,6 +50,7 @@ type vpcNet struct {
 	w                    *world
 	vpc, outside, client ns.NetNS
 	primaryIP            netip.Addr
+	gateways             map[string]netip.Addr // subnet ID -> its router, for subnets besides the node's
 }
 
 // newVPCWorld builds the namespaces, a world whose ENI links end in the vpc
@@ -57,9 +58,25 @@ type vpcNet struct {
 // test ends, pass or fail (newNetNS).
 func newVPCWorld(t *testing.T, env ...string) *vpcNet {
 	t.Helper()
+	return newVPCWorldPrepared(t, nil, env...)
+}
+
+// newVPCWorldPrepared is newVPCWorld with the emulator shaped by prepare
+// before the first pass; prepare returns the gateways of the subnets it adds
+// and knobs that name them (written to the configuration file).
+func newVPCWorldPrepared(t *testing.T, prepare func(*ec2sim.Sim) (map[string]netip.Addr, []string), env ...string) *vpcNet {
+	t.Helper()
 	requireRoot(t)
 	v := &vpcNet{vpc: newNetNS(t), outside: newNetNS(t), client: newNetNS(t)}
-	v.w = newWorld(t, worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path()})
+	o := worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path()}
+	if prepare != nil {
+		o.prepare = func(s *ec2sim.Sim) (extra []string) {
+			v.gateways, extra = prepare(s)
+			return extra
+		}
+		o.expectFailed = "InsufficientFreeAddressesInSubnet"
+	}
+	v.w = newWorld(t, o)
 	v.primaryIP = v.w.nodeIP
 	if err := v.w.sim.PlugPrimary(); err != nil {
 		t.Fatal(err)
@@ -240,7 +257,11 @@ func (v *vpcNet) routeENI(link string, e ec2sim.ENI) error {
 	if err != nil {
 		return fmt.Errorf("the vpc end of %s: %w", e.ID, err)
 	}
-	gw := &netlink.Addr{IPNet: &net.IPNet{IP: ipOf(vpcGateway), Mask: net.CIDRMask(32, 32)}}
+	router := vpcGateway
+	if g, ok := v.gateways[e.SubnetID]; ok {
+		router = g
+	}
+	gw := &netlink.Addr{IPNet: &net.IPNet{IP: ipOf(router), Mask: net.CIDRMask(32, 32)}}
 	if err := netlink.AddrReplace(l, gw); err != nil {
 		return err
 	}

@@ -91,12 +91,17 @@ func SlotsPerENI(l Limits) int { return max(l.IPv4PerENI-1, 0) }
 
 // MaxPods is the configured max pods, or the instance formula
 // MaxENIs*(IPv4PerENI-1)+2 (the instance's ENI limit, not MAX_ENI, as in
-// eni-max-pods.txt).
+// eni-max-pods.txt); with custom networking the primary ENI holds no pods:
+// (MaxENIs-1)*(IPv4PerENI-1)+2, the reference's max-pods-calculator.sh.
 func MaxPods(l Limits, c Config) int {
 	if c.MaxPods > 0 {
 		return c.MaxPods
 	}
-	return max(l.MaxENIs, 0)*SlotsPerENI(l) + 2
+	enis := max(l.MaxENIs, 0)
+	if c.CustomNetworking {
+		enis = max(enis-1, 0)
+	}
+	return enis*SlotsPerENI(l) + 2
 }
 
 // PodLimits returns the effective ENI limit, the slots per ENI (addresses in

@@ -16,7 +16,7 @@ func (p *policy) growActions(t *tally, d demand) []Action {
 		}
 		seen++
 		n := min(max(p.perENI-e.slots, 0), left)
-		if n == 0 || e.pos < 0 {
+		if n == 0 || e.pos < 0 || e.noGrow {
 			continue
 		}
 		left -= n

@@ -10,7 +10,7 @@ import (
 // and deterministic: the same input always gives the same plan.
 func Compute(in Input) Plan {
 	p := newPolicy(in)
-	t := newTally(in.Snapshot, in.Now, in.Config.Cooldown, p.perENI)
+	t := newTally(in.Snapshot, in.Now, in.Config, p.perENI)
 	g := p.grower()
 	d := g.need(&t)
 	plan := Plan{Figures: p.figures(&t, d)}

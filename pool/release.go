@@ -24,7 +24,7 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 	r := releaseSet{blocks: make([][]int, len(t.enis))}
 	for i := len(t.enis) - 1; i >= 0; i-- {
 		e := &t.enis[i]
-		if e.pos < 0 {
+		if e.pos < 0 || e.excluded {
 			continue
 		}
 		if p.rule == eniTargetRule || e.slots == 0 {

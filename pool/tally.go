@@ -17,6 +17,8 @@ type eniTally struct {
 	freePrefixes int  // prefixes whose 16 addresses are all usable
 	releasing    bool // an Unassign is in flight on it
 	gone         bool // deleted by a release being tried
+	noGrow       bool // its subnet is full, or it is the primary under custom networking
+	excluded     bool // the primary under custom networking: its free addresses are not the pods'
 }
 
 // tally is the pool reduced to counts, in addresses. Releasing blocks are
@@ -32,25 +34,31 @@ type tally struct {
 
 func (t *tally) held() int { return t.free + t.cooling + t.assigned }
 
-func newTally(s Snapshot, now time.Time, cooldown time.Duration, perENI int) tally {
+func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 	t := tally{enis: make([]eniTally, 0, len(s.ENIs)+1)}
 	hasPrimary := false
 	for i := range s.ENIs {
 		e := &s.ENIs[i]
 		hasPrimary = hasPrimary || e.Primary()
-		t.enis = append(t.enis, t.addENI(i, e, now, cooldown))
+		excluded := e.Primary() && c.CustomNetworking
+		et := t.addENI(i, e, now, c.Cooldown, excluded)
+		et.noGrow = excluded || now.Before(s.FullSubnets[e.SubnetID])
+		t.enis = append(t.enis, et)
 	}
 	if !hasPrimary {
 		// The instance always has its primary ENI: keep its slot in the
 		// ENI budget, and give it no room, since we know nothing of it.
-		t.enis = append(t.enis, eniTally{pos: -1, primary: true, slots: perENI})
+		t.enis = append(t.enis, eniTally{pos: -1, primary: true, slots: perENI, noGrow: c.CustomNetworking,
+			excluded: c.CustomNetworking})
 	}
 	slices.SortStableFunc(t.enis, func(a, b eniTally) int { return a.device - b.device })
 	return t
 }
 
-func (t *tally) addENI(pos int, e *ENI, now time.Time, cooldown time.Duration) eniTally {
-	et := eniTally{pos: pos, id: e.ID, device: e.DeviceIndex, primary: e.Primary(), slots: len(e.Blocks)}
+// addENI counts an ENI. An excluded one (the primary under custom
+// networking) adds its pods' addresses but nothing free.
+func (t *tally) addENI(pos int, e *ENI, now time.Time, cooldown time.Duration, excluded bool) eniTally {
+	et := eniTally{pos: pos, id: e.ID, device: e.DeviceIndex, primary: e.Primary(), slots: len(e.Blocks), excluded: excluded}
 	for b := range e.Blocks {
 		blk := &e.Blocks[b]
 		if blk.Releasing {
@@ -59,6 +67,9 @@ func (t *tally) addENI(pos int, e *ENI, now time.Time, cooldown time.Duration) e
 			continue
 		}
 		c := countBlock(blk, now, cooldown)
+		if excluded {
+			c.free = 0
+		}
 		et.free += c.free
 		et.busy += c.assigned + c.cooling
 		t.free += c.free

@@ -163,9 +163,33 @@ func (p *policy) why(t *tally, d demand) string {
 // neededENIs is how many full ENIs WARM_ENI_TARGET asks for: the pods' and
 // cooling addresses plus WARM_ENI_TARGET ENIs' worth free, and at least one
 // free address, so WARM_ENI_TARGET=0 grows by whole ENIs only when needed.
+//
+// An ENI that may not grow (its subnet is full, or the primary under custom
+// networking) holds only what it has, so more ENIs are needed to hold want.
 func (p *policy) neededENIs(t *tally) int {
 	want := t.assigned + t.cooling + p.in.Waiting + max(p.in.Config.WarmENITarget*p.perENI, 1)
-	return min(max(ceilDiv(want, p.perENI), 1), p.maxENIs)
+	n, capacity := 0, 0
+	for i := range t.enis {
+		e := &t.enis[i]
+		if e.gone || capacity >= want {
+			continue
+		}
+		n++
+		capacity += p.capacity(e)
+	}
+	n += ceilDiv(want-capacity, p.perENI)
+	return min(max(n, 1), p.maxENIs)
+}
+
+// capacity is how many addresses an ENI can hold for pods.
+func (p *policy) capacity(e *eniTally) int {
+	switch {
+	case e.excluded:
+		return e.busy
+	case e.noGrow:
+		return e.slots
+	}
+	return p.perENI
 }
 
 // fillRoom is the free slots on the first limit live ENIs, counting the ENIs
@@ -181,7 +205,9 @@ func (p *policy) fillRoom(t *tally, limit int) int {
 			break
 		}
 		seen++
-		room += max(p.perENI-e.slots, 0)
+		if !e.noGrow {
+			room += max(p.perENI-e.slots, 0)
+		}
 	}
 	return room + max(limit-seen, 0)*p.perENI
 }

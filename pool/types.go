@@ -36,6 +36,10 @@ type Config struct {
 	// AdaptiveWindow (ADAPTIVE_GROWTH_WINDOW): when > 0, growth expects as
 	// many pods in the next window as arrived in the last one; 0 is off.
 	AdaptiveWindow time.Duration
+	// CustomNetworking (AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG): pods live on
+	// secondary ENIs in another subnet; the primary ENI takes no pod
+	// addresses and is never grown, and max pods shrinks to match.
+	CustomNetworking bool
 }
 
 // Addr is one pod-usable address.
@@ -82,6 +86,9 @@ type Snapshot struct {
 	// NoPrefixesUntil: the subnet had no free /28 (InsufficientCidrBlocks);
 	// in prefix mode growth uses single /32s before this. Zero if never.
 	NoPrefixesUntil time.Time
+	// FullSubnets: subnets that answered "no free addresses", each until
+	// when; ENIs in them are not grown (new ENIs go elsewhere instead).
+	FullSubnets map[string]time.Time
 }
 
 // Input is everything the policy decides from.

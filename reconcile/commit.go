@@ -1,13 +1,16 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -30,7 +33,7 @@ func (r *Runner) commit(results []result, rep *Report) error {
 				firstErr = res.Err
 			}
 		}
-		return r.noteBackoff(tx, results, now)
+		return r.noteBackoff(tx, results, rep, now)
 	})
 	if err != nil {
 		return fmt.Errorf("recording the results: %w", err)
@@ -47,7 +50,7 @@ func noteUnready(rep *Report, results []result, now time.Time) {
 		switch {
 		case !res.Done:
 		case res.Kind == pool.CreateENI:
-			rep.unready = append(rep.unready, unready([]pool.ENI{eniFrom(*res.Created, now)})...)
+			rep.unready = append(rep.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now)})...)
 		case res.Kind == pool.DeleteENI:
 			rep.unready = slices.DeleteFunc(rep.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
 		}
@@ -72,7 +75,7 @@ func applyResult(tx *store.Tx, res result, now time.Time) error {
 	}
 	switch res.Kind {
 	case pool.CreateENI:
-		return tx.PutENI(eniFrom(*res.Created, now))
+		return tx.PutENI(eniFrom(*res.Created, res.Place.CIDR, now))
 	case pool.Assign:
 		var blocks []pool.Block
 		for _, cidr := range res.Blocks {
@@ -109,11 +112,22 @@ func countCall(tx *store.Tx, res result, now time.Time) error {
 
 // noteBackoff persists the subnet-exhaustion back-off so every process
 // honours it. A subnet with addresses but no free /28 only switches growth
-// to single IPs for a while (the prefix fallback); growth goes on.
-func (r *Runner) noteBackoff(tx *store.Tx, results []result, now time.Time) error {
+// to single IPs for a while (the prefix fallback); growth goes on. A full
+// subnet is marked so; when subnet discovery has another subnet with room
+// (rep.elsewhere), growth goes on there, else the whole node backs off.
+func (r *Runner) noteBackoff(tx *store.Tx, results []result, rep *Report, now time.Time) error {
+	if len(rep.newFull) > 0 {
+		if err := tx.PutFullSubnets(rep.newFull, now); err != nil {
+			return err
+		}
+	}
 	for _, res := range results {
 		if isGrowth(res.Kind) && res.Prefixes && noFreePrefix(res.Err) {
 			return noteNoPrefixes(tx, now)
+		}
+		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull && rep.elsewhere {
+			return tx.AddEvent(store.Event{Time: now, Kind: "subnet-full", Message: fmt.Sprintf(
+				"%v; new ENIs go to another subnet of the zone (subnet discovery)", res.Err)})
 		}
 		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull {
 			snap, err := tx.Snapshot()
@@ -129,11 +143,20 @@ func (r *Runner) noteBackoff(tx *store.Tx, results []result, now time.Time) erro
 
 // eniFrom is the store's view of a freshly attached ENI: not ready until its
 // host side is set up.
-func eniFrom(t cloud.ENIInfo, now time.Time) pool.ENI {
+func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time) pool.ENI {
 	e := pool.ENI{ID: t.ID, DeviceIndex: t.DeviceIndex, MAC: t.MAC, PrimaryIP: t.PrimaryIP,
-		SubnetID: t.SubnetID, CreatedAt: now, Ready: t.DeviceIndex == 0}
+		SubnetID: t.SubnetID, SubnetCIDR: subnet, CreatedAt: now, Ready: t.DeviceIndex == 0}
 	for _, cidr := range truthBlocks(t) {
 		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
 	}
 	return e
+}
+
+// settle commits the results after noting which subnets ran out of
+// addresses and whether subnet discovery has room elsewhere.
+func (r *Runner) settle(ctx context.Context, node store.Node, cfg settings.Effective, results []result,
+	truth []cloud.ENIInfo, rep *Report) error {
+	rep.newFull = markFull(results, truth, r.now().Add(subnetBackoff))
+	rep.elsewhere = r.roomElsewhere(ctx, node, cfg, rep.newFull, rep)
+	return r.commit(results, rep)
 }

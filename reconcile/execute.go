@@ -32,18 +32,20 @@ func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, tru
 			out = append(out, res)
 			continue
 		}
-		switch s.Kind {
-		case pool.CreateENI:
+		switch {
+		case s.placeErr != nil:
+			res.Err = s.placeErr
+		case s.Kind == pool.CreateENI:
 			res.Created, res.Err = r.createENI(ctx, node, s, rep)
-		case pool.Assign:
+		case s.Kind == pool.Assign:
 			rep.Calls = append(rep.Calls, "AssignPrivateIpAddresses")
 			res.Blocks, res.Err = r.Cloud.AssignAddresses(ctx, s.ENIID, s.Count, s.Prefixes)
 			checkpoint(cpAssigned)
-		case pool.Unassign:
+		case s.Kind == pool.Unassign:
 			rep.Calls = append(rep.Calls, "UnassignPrivateIpAddresses")
 			res.Err = r.Cloud.UnassignAddresses(ctx, s.ENIID, s.Release)
 			checkpoint(cpUnassigned)
-		case pool.DeleteENI:
+		case s.Kind == pool.DeleteENI:
 			res.Err = r.deleteENI(ctx, node, s.ENIID, truth, rep)
 		}
 		res.Done = res.Err == nil
@@ -63,7 +65,7 @@ var errSkipped = fmt.Errorf("skipped: an earlier call in this pass failed")
 func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Report) (*cloud.ENIInfo, error) {
 	rep.Calls = append(rep.Calls, "CreateNetworkInterface")
 	eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
-		SubnetID: node.SubnetID, Groups: node.SecurityGroups, Count: s.Count, Prefixes: s.Prefixes,
+		SubnetID: s.Place.SubnetID, Groups: s.Place.Groups, Count: s.Count, Prefixes: s.Prefixes,
 		InstanceID: node.InstanceID, ClientToken: s.Intent, Now: s.Started,
 	})
 	if err != nil {
@@ -95,7 +97,8 @@ func (r *Runner) deleteENI(ctx context.Context, node store.Node, eniID string, t
 	info, attached := findENI(truth, eniID)
 	if r.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
-		if err := r.Host.TeardownENI(e, node.SubnetCIDR); err != nil {
+		e.SubnetID = info.SubnetID
+		if err := r.Host.TeardownENI(e, r.subnetOf(ctx, node, e, rep)); err != nil {
 			r.log().Warn("host teardown", "eni", eniID, "err", err)
 		}
 	}

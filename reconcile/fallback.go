@@ -57,5 +57,8 @@ func (r *Runner) growSingles(ctx context.Context, node store.Node, cfg settings.
 	if err != nil {
 		return err
 	}
-	return r.commit(r.execute(ctx, node, steps, truth, rep), rep)
+	if err := r.place(ctx, node, cfg, steps, rep); err != nil {
+		return err
+	}
+	return r.settle(ctx, node, cfg, r.execute(ctx, node, steps, truth, rep), truth, rep)
 }

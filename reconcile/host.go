@@ -1,7 +1,10 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"net/netip"
+	"time"
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
@@ -13,24 +16,32 @@ import (
 // and marks it ready, so its addresses may be handed out. An ENI whose link
 // has not appeared yet stays not ready until a later pass.
 func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report) {
+	// The rare subnet lookup gets its own short deadline; this signature is
+	// shared with adopt.go.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if r.Host == nil {
 		return
 	}
-	var ready []string
+	var ready []pool.ENI
 	for _, e := range rep.unready {
-		if err := r.Host.SetupENI(e, subnetOf(node, e), cfg.MTU); err != nil {
+		e.SubnetCIDR = r.subnetOf(ctx, node, e, rep)
+		if err := r.Host.SetupENI(e, e.SubnetCIDR, cfg.MTU); err != nil {
 			r.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
 			rep.Failed = append(rep.Failed, "host setup of "+e.ID+": "+err.Error())
 			continue
 		}
-		ready = append(ready, e.ID)
+		ready = append(ready, e)
 	}
 	if len(ready) == 0 {
 		return
 	}
 	err := r.Store.Update(func(tx *store.Tx) error {
-		for _, id := range ready {
-			if err := tx.SetENIReady(id, true); err != nil {
+		for _, e := range ready {
+			if err := tx.SetENISubnetCIDR(e.ID, e.SubnetCIDR); err != nil {
+				return err
+			}
+			if err := tx.SetENIReady(e.ID, true); err != nil {
 				return err
 			}
 		}
@@ -52,11 +63,31 @@ func unready(enis []pool.ENI) []pool.ENI {
 	return out
 }
 
-func subnetOf(node store.Node, e pool.ENI) netip.Prefix {
-	if e.SubnetCIDR.IsValid() {
+// subnetOf is the CIDR of the ENI's own subnet, whose gateway its route
+// table uses: known for ENIs this node placed, the node's for ENIs in its
+// subnet, else asked of EC2 (an ENI adopted after a crash, in a subnet that
+// discovery or custom networking chose), once per pass.
+func (r *Runner) subnetOf(ctx context.Context, node store.Node, e pool.ENI, rep *Report) netip.Prefix {
+	switch {
+	case e.SubnetCIDR.IsValid():
 		return e.SubnetCIDR
+	case e.SubnetID == "" || e.SubnetID == node.SubnetID:
+		return node.SubnetCIDR
 	}
-	return node.SubnetCIDR
+	if cidr, ok := rep.subnetCIDRs[e.SubnetID]; ok {
+		return cidr
+	}
+	rep.Calls = append(rep.Calls, "DescribeSubnets")
+	sub, err := r.Cloud.Subnet(ctx, e.SubnetID)
+	if err != nil {
+		rep.Failed = append(rep.Failed, fmt.Sprintf("the subnet of %s: %v", e.ID, err))
+		return netip.Prefix{} // the setup fails and a later pass tries again
+	}
+	if rep.subnetCIDRs == nil {
+		rep.subnetCIDRs = map[string]netip.Prefix{}
+	}
+	rep.subnetCIDRs[e.SubnetID] = sub.CIDR
+	return sub.CIDR
 }
 
 // KernelHost sets up ENIs in the network namespace the process runs in.

@@ -51,6 +51,9 @@ func (r *Runner) mergeAndPlanOnce(node store.Node, cfg settings.Effective, truth
 			return errNeedEvidence
 		}
 		merged, findings := Merge(snap, truth, ev, now)
+		if cfg.Pool.CustomNetworking {
+			excludePrimary(&merged)
+		}
 		rep.Findings = append(rep.Findings, findings...)
 		waiting, err := tx.Waiting(now)
 		if err != nil {
@@ -75,7 +78,12 @@ func (r *Runner) mergeAndPlanOnce(node store.Node, cfg settings.Effective, truth
 		if err := tx.PutPoolMeta(plan.ExcessSince, merged.GrowBlockedUntil, merged.GrowBlockedWhy); err != nil {
 			return err
 		}
-		steps, err = recordIntents(tx, merged, plan.Actions, now)
+		rep.fullSubnets = merged.FullSubnets
+		home, err := r.home(node, cfg, merged.FullSubnets)
+		if err != nil {
+			return err
+		}
+		steps, err = recordIntents(tx, merged, plan.Actions, home, now)
 		return err
 	}
 	if opts.DryRun {
@@ -91,6 +99,30 @@ type step struct {
 	pool.Action
 	Intent  string
 	Started time.Time
+	Place   placement // CreateENI: where the new ENI goes
+	// placeErr: subnet discovery found no subnet for the new ENI; the step
+	// fails with it and makes no call.
+	placeErr error
+}
+
+// intentOf is the intent that records the step.
+func intentOf(s step) store.Intent {
+	in := store.Intent{ID: s.Intent, Kind: s.Kind, ENIID: s.ENIID, DeviceIndex: s.DeviceIndex,
+		Count: s.Count, Prefixes: s.Prefixes, Blocks: s.Release, Started: s.Started, Step: "planned"}
+	if s.Kind == pool.CreateENI {
+		in.SubnetID, in.SubnetCIDR, in.Groups = s.Place.SubnetID, s.Place.CIDR, s.Place.Groups
+	}
+	return in
+}
+
+// excludePrimary keeps pods off the primary ENI under custom networking: a
+// primary that is not ready hands out no address (store.Take, PickAddress).
+func excludePrimary(s *pool.Snapshot) {
+	for i := range s.ENIs {
+		if s.ENIs[i].Primary() {
+			s.ENIs[i].Ready = false
+		}
+	}
 }
 
 func growActions(actions []pool.Action) []pool.Action {
@@ -133,15 +165,19 @@ func writeMerge(tx *store.Tx, before, after pool.Snapshot, findings []Finding, n
 	return nil
 }
 
-// recordIntents writes one intent per action and marks released blocks.
-func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, now time.Time) ([]step, error) {
+// recordIntents writes one intent per action and marks released blocks. New
+// ENIs are placed at home (subnet discovery may move them before the call).
+func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, home placement, now time.Time) ([]step, error) {
 	var steps []step
 	for _, a := range actions {
 		if a.Kind == pool.DeleteENI && len(a.Release) == 0 {
 			a.Release = blocksOf(snap, a.ENIID)
 		}
-		in := store.Intent{ID: newToken(), Kind: a.Kind, ENIID: a.ENIID, DeviceIndex: a.DeviceIndex,
-			Count: a.Count, Prefixes: a.Prefixes, Blocks: a.Release, Started: now, Step: "planned"}
+		s := step{Action: a, Intent: newToken(), Started: now}
+		if a.Kind == pool.CreateENI {
+			s.Place = home
+		}
+		in := intentOf(s)
 		if err := tx.PutIntent(in); err != nil {
 			return nil, err
 		}
@@ -150,7 +186,7 @@ func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, now 
 				return nil, fmt.Errorf("marking %v on %s releasing: %w", a.Release, a.ENIID, err)
 			}
 		}
-		steps = append(steps, step{Action: a, Intent: in.ID, Started: in.Started})
+		steps = append(steps, s)
 	}
 	return steps, nil
 }

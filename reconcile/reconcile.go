@@ -34,6 +34,11 @@ type Cloud interface {
 	DetachENI(ctx context.Context, attachmentID string, force bool) error
 	DeleteENI(ctx context.Context, eniID string) error
 	LeakedENIs(ctx context.Context, vpcID string, olderThan time.Duration, now time.Time) ([]cloud.ENIInfo, error)
+	// ZoneSubnets lists the VPC's subnets in the zone with their tags and
+	// free counts, most free first (subnet discovery). One call.
+	ZoneSubnets(ctx context.Context, vpcID, az string) ([]cloud.Subnet, error)
+	// Subnet describes one subnet by ID; KindNotFound when there is none.
+	Subnet(ctx context.Context, subnetID string) (cloud.Subnet, error)
 }
 
 // Host sets up and tears down the node side of secondary ENIs.
@@ -76,6 +81,11 @@ type Report struct {
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
 	unready       []pool.ENI     // secondary ENIs whose host side is not set up, as the pass left them
+
+	fullSubnets map[string]time.Time    // subnets marked full, as the plan saw them
+	newFull     map[string]time.Time    // subnets this pass found full
+	elsewhere   bool                    // subnet discovery has room outside the full subnets
+	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 }
 
 func (r *Runner) now() time.Time {
@@ -129,12 +139,18 @@ func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
 	if truth, err = r.forExecute(ctx, node, steps, truth, rep); err != nil {
 		return err
 	}
+	if err := r.place(ctx, node, cfg, steps, rep); err != nil {
+		return err
+	}
 	checkpoint(cpPlanned)
 	results := r.execute(ctx, node, steps, truth, rep)
 	checkpoint(cpExecuted)
-	err = r.commit(results, rep)
-	if noFreePrefix(err) {
+	err = r.settle(ctx, node, cfg, results, truth, rep)
+	switch {
+	case noFreePrefix(err):
 		err = r.growSingles(ctx, node, cfg, rep)
+	case rep.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
+		err = r.growSingles(ctx, node, cfg, rep) // a grow-only round: new ENIs go to the other subnet
 	}
 	r.setupHosts(node, cfg, rep)
 	if !opts.GrowOnly {

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -46,7 +47,13 @@ func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, t
 	switch in.Kind {
 	case pool.CreateENI:
 		rep.Calls = append(rep.Calls, "CreateNetworkInterface")
-		eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{SubnetID: node.SubnetID, Groups: node.SecurityGroups,
+		// The very subnet and groups the dead pass asked for (older intents
+		// lack them: the node's own), or EC2 answers IdempotentParameterMismatch.
+		subnet, groups := cmp.Or(in.SubnetID, node.SubnetID), in.Groups
+		if in.SubnetID == "" {
+			groups = node.SecurityGroups
+		}
+		eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{SubnetID: subnet, Groups: groups,
 			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID, Now: in.Started})
 		if err != nil {
 			return false, err

@@ -85,6 +85,9 @@ func knownKey(key string) error {
 			return nil
 		}
 	}
+	if strings.HasPrefix(key, ENIConfigPrefix) && len(key) > len(ENIConfigPrefix) {
+		return nil // one per availability zone
+	}
 	if strings.HasPrefix(key, "AWS_") && key != ENIMTU {
 		return fmt.Errorf("%s is not read from this file: the AWS SDK reads it from the environment", key)
 	}

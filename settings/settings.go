@@ -46,7 +46,7 @@ var FileKeys = []string{
 	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
 	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
 	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
-	EC2ResyncInterval,
+	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -110,7 +110,10 @@ type Effective struct {
 	MTU         int         `json:"mtu"`
 	// EC2Resync: how often a pass reads EC2 when IMDS agrees with the store.
 	EC2Resync time.Duration `json:"ec2ResyncInterval"`
-	Values    []Value       `json:"values"` // every knob, in a stable order
+	// SubnetDiscovery: when new ENIs may leave the node's subnet
+	// (DiscoveryWhenFull, DiscoveryAlways, DiscoveryNever).
+	SubnetDiscovery string  `json:"subnetDiscovery"`
+	Values          []Value `json:"values"` // every knob, in a stable order
 }
 
 // Value returns the named knob's value (zero if unknown).
@@ -183,6 +186,12 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	set(&e.MTU, ENIMTU, DefaultMTU, MinMTU, MaxMTU)
 	if err == nil {
 		e.Pool.PrefixDelegation, err = r.boolean(PrefixDelegation, false)
+	}
+	if err == nil {
+		e.Pool.CustomNetworking, err = r.boolean(CustomNetworkCfg, false)
+	}
+	if err == nil {
+		e.SubnetDiscovery, err = r.discovery()
 	}
 	if err == nil {
 		e.Pool.Cooldown, err = r.seconds(Cooldown, pool.DefaultCooldown)

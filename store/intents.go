@@ -20,8 +20,14 @@ type Intent struct {
 	Count       int             `json:"count,omitempty"`
 	Prefixes    bool            `json:"prefixes,omitempty"`
 	Blocks      []netip.Prefix  `json:"blocks,omitempty"`
-	Started     time.Time       `json:"started"`
-	Step        string          `json:"step,omitempty"` // how far it got, e.g. "created", "attached"
+	// SubnetID, SubnetCIDR and Groups place a new ENI: chosen before the
+	// create call, so a replay after a crash asks for the very same ENI.
+	// Absent in older intents: the node's own subnet and groups.
+	SubnetID   string       `json:"subnetId,omitempty"`
+	SubnetCIDR netip.Prefix `json:"subnetCidr,omitzero"`
+	Groups     []string     `json:"groups,omitempty"`
+	Started    time.Time    `json:"started"`
+	Step       string       `json:"step,omitempty"` // how far it got, e.g. "created", "attached"
 }
 
 // PutIntent inserts or replaces the intent with i.ID.

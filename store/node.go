@@ -52,6 +52,9 @@ type PoolMeta struct {
 	// there (IMDS lags). Both absent in older stores: describe at once.
 	LastEC2Describe time.Time `json:"lastEc2Describe,omitzero"`
 	ConfirmNeeded   bool      `json:"confirmNeeded,omitempty"`
+	// FullSubnets: subnets that answered "no free addresses", each until
+	// when new ENIs avoid it and its ENIs are not grown (subnet discovery).
+	FullSubnets map[string]time.Time `json:"fullSubnets,omitempty"`
 }
 
 // ReconcileReport summarises the last reconcile pass.
@@ -127,6 +130,27 @@ func (t *Tx) PutEC2Sync(lastDescribe time.Time, confirmNeeded bool) error {
 		return err
 	}
 	m.LastEC2Describe, m.ConfirmNeeded = lastDescribe, confirmNeeded
+	return t.putJSON(bState, kPoolMeta, m)
+}
+
+// PutFullSubnets records subnets found out of addresses, until when; expired
+// entries are dropped. The other timers are kept as they are.
+func (t *Tx) PutFullSubnets(full map[string]time.Time, now time.Time) error {
+	m, err := t.PoolMeta()
+	if err != nil {
+		return err
+	}
+	if m.FullSubnets == nil {
+		m.FullSubnets = map[string]time.Time{}
+	}
+	for id, until := range full {
+		m.FullSubnets[id] = until
+	}
+	for id, until := range m.FullSubnets {
+		if !now.Before(until) {
+			delete(m.FullSubnets, id)
+		}
+	}
 	return t.putJSON(bState, kPoolMeta, m)
 }
 

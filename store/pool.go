@@ -21,7 +21,7 @@ func (t *Tx) Snapshot() (pool.Snapshot, error) {
 		return snap, err
 	}
 	snap.ExcessSince, snap.GrowBlockedUntil, snap.GrowBlockedWhy = meta.ExcessSince, meta.GrowBlockedUntil, meta.GrowBlockedWhy
-	snap.NoPrefixesUntil = meta.NoPrefixesUntil
+	snap.NoPrefixesUntil, snap.FullSubnets = meta.NoPrefixesUntil, meta.FullSubnets
 	recs, err := t.eniRecords()
 	if err != nil {
 		return snap, err
@@ -244,6 +244,17 @@ func (t *Tx) SetENIReady(id string, ready bool) error {
 	return t.forEachAddr(r, func(b blockEntry, a addrEntry) error {
 		return t.syncAvail(r, b.Releasing, a.IP, a.Rec)
 	})
+}
+
+// SetENISubnetCIDR records the CIDR of the ENI's subnet once it is learnt
+// (an ENI adopted from EC2, or placed in a subnet known only by ID).
+func (t *Tx) SetENISubnetCIDR(id string, cidr netip.Prefix) error {
+	r, err := t.mustENI(id)
+	if err != nil || r.SubnetCIDR == cidr {
+		return err
+	}
+	r.SubnetCIDR = cidr
+	return t.putJSON(bENIs, []byte(id), r)
 }
 
 func (t *Tx) forEachAddr(e eniRecord, fn func(blockEntry, addrEntry) error) error {

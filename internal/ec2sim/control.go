@@ -7,12 +7,14 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 )
 
 // State is a deep copy of the emulator's view of the node.
 type State struct {
 	InstanceID, InstanceType, SubnetID, VPCID string
+	AZ                                        string // the node's availability zone
 	SubnetFree                                int
 	ENIs                                      []ENI // creation order; the primary ENI first
 }
@@ -26,6 +28,7 @@ type ENI struct {
 	Secondary                                            []netip.Addr   // ascending
 	Prefixes                                             []netip.Prefix // ascending
 	Tags                                                 map[string]string
+	Groups                                               []string // security group IDs
 	CreatedAt                                            time.Time
 }
 
@@ -34,11 +37,11 @@ func (s *Sim) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{InstanceID: s.cfg.InstanceID, InstanceType: s.cfg.InstanceType, SubnetID: s.subnetID,
-		VPCID: s.vpcID, SubnetFree: s.subnet.free}
+		VPCID: s.vpcID, AZ: s.cfg.AZ, SubnetFree: s.subnet.free}
 	for _, e := range s.enisInOrder() {
 		out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
 			DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
-			Prefixes: e.prefixList(), Tags: copyTags(e.tags), CreatedAt: e.createdAt}
+			Prefixes: e.prefixList(), Tags: copyTags(e.tags), Groups: slices.Clone(e.groups), CreatedAt: e.createdAt}
 		if e.attach != nil {
 			out.AttachmentID, out.DeleteOnTermination = e.attach.id, e.attach.deleteOnTermination
 		}

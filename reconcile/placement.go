@@ -1,0 +1,196 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// placement is where a new ENI goes: its subnet (with the CIDR when known)
+// and security groups. It is chosen before the create call and kept in the
+// intent, so a replay after a crash asks EC2 for the very same ENI.
+type placement struct {
+	SubnetID string
+	CIDR     netip.Prefix // zero: unknown yet (a custom networking subnet)
+	Groups   []string
+	// discover: the choice needs EC2's subnets (subnet discovery); place
+	// makes it before the create call.
+	discover bool
+}
+
+// home is where new ENIs go before any EC2 call: the zone's custom
+// networking subnet with its groups, else the node's subnet with the
+// primary ENI's groups; discover is set when subnet discovery must choose.
+func (r *Runner) home(node store.Node, cfg settings.Effective, full map[string]time.Time) (placement, error) {
+	p := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
+	if cfg.Pool.CustomNetworking {
+		c, ok, err := settings.ENIConfigFor(settings.Inputs{Env: r.Env, File: r.File}, node.AZ)
+		if err != nil {
+			return p, ConfigError{err}
+		}
+		if !ok {
+			return p, ConfigError{fmt.Errorf("%s=true but %s is not set: custom networking needs the pod subnet of zone %s",
+				settings.CustomNetworkCfg, settings.ENIConfigKey(node.AZ), node.AZ)}
+		}
+		p = placement{SubnetID: c.Subnet, Groups: cmpGroups(c.SecurityGroups, node.SecurityGroups)}
+		if c.Subnet == node.SubnetID {
+			p.CIDR = node.SubnetCIDR
+		}
+		return p, nil
+	}
+	switch cfg.SubnetDiscovery {
+	case settings.DiscoveryAlways:
+		p.discover = true
+	case settings.DiscoveryWhenFull:
+		p.discover = r.now().Before(full[node.SubnetID])
+	}
+	return p, nil
+}
+
+func cmpGroups(configured, primary []string) []string {
+	if len(configured) > 0 {
+		return configured
+	}
+	return primary
+}
+
+// place settles the subnet of every new ENI that subnet discovery chooses:
+// one DescribeSubnets for the pass, the eligible subnet with the most free
+// addresses for each ENI (less what earlier ENIs of the pass take), and one
+// transaction that writes the choices into the intents before any create.
+// A step with no subnet to go to fails with a subnet-full error.
+func (r *Runner) place(ctx context.Context, node store.Node, cfg settings.Effective, steps []step, rep *Report) error {
+	if !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.CreateENI && s.Place.discover }) {
+		return nil
+	}
+	rep.Calls = append(rep.Calls, "DescribeSubnets")
+	subnets, err := r.Cloud.ZoneSubnets(ctx, node.VPCID, node.AZ)
+	if err != nil {
+		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", node.VPCID, node.AZ, err)
+	}
+	for i := range steps {
+		s := &steps[i]
+		if s.Kind != pool.CreateENI || !s.Place.discover {
+			continue
+		}
+		need := addressesOf(s.Action)
+		sub, ok := chooseSubnet(subnets, node.SubnetID, rep.fullSubnets, r.now(), need)
+		if !ok {
+			s.placeErr = noSubnetLeft(node, subnets, rep.fullSubnets, r.now(), need)
+			continue
+		}
+		s.Place = placement{SubnetID: sub.ID, CIDR: sub.CIDR, Groups: s.Place.Groups}
+		for j := range subnets {
+			if subnets[j].ID == sub.ID {
+				subnets[j].Available -= need
+			}
+		}
+	}
+	return r.Store.Update(func(tx *store.Tx) error {
+		for _, s := range steps {
+			if s.Kind == pool.CreateENI && s.placeErr == nil {
+				if err := tx.PutIntent(intentOf(s)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// addressesOf is how many subnet addresses a new ENI takes: its primary and
+// its secondaries or prefixes.
+func addressesOf(a pool.Action) int {
+	if a.Prefixes {
+		return 1 + a.Count*pool.PrefixSize
+	}
+	return 1 + a.Count
+}
+
+// chooseSubnet is subnet discovery's choice: among the node's subnet (unless
+// tagged kubernetes.io/role/cni=0) and the subnets tagged
+// kubernetes.io/role/cni=1, none marked full, the one with the most free
+// addresses that has room for need (ties by ID: the list is sorted so).
+func chooseSubnet(subnets []cloud.Subnet, own string, full map[string]time.Time, now time.Time, need int) (cloud.Subnet, bool) {
+	var best cloud.Subnet
+	found := false
+	for _, s := range subnets {
+		eligible := s.Tags[cloud.CNISubnetTag] == "1" || s.ID == own && s.Tags[cloud.CNISubnetTag] != "0"
+		if !eligible || now.Before(full[s.ID]) || s.Available < need {
+			continue
+		}
+		if !found || s.Available > best.Available || s.Available == best.Available && s.ID < best.ID {
+			best, found = s, true
+		}
+	}
+	return best, found
+}
+
+// noSubnetLeft says why subnet discovery found nowhere to put an ENI.
+func noSubnetLeft(node store.Node, subnets []cloud.Subnet, full map[string]time.Time, now time.Time, need int) error {
+	var seen []string
+	for _, s := range subnets {
+		switch {
+		case s.ID != node.SubnetID && s.Tags[cloud.CNISubnetTag] != "1":
+		case now.Before(full[s.ID]):
+			seen = append(seen, fmt.Sprintf("%s full until %s", s.ID, full[s.ID].Format(time.TimeOnly)))
+		default:
+			seen = append(seen, fmt.Sprintf("%s %d free", s.ID, s.Available))
+		}
+	}
+	return &cloud.Error{Op: "subnet discovery", Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
+		"no subnet in %s has %d free addresses for a new ENI (%s); tag more subnets %s=1",
+		node.AZ, need, strings.Join(seen, ", "), cloud.CNISubnetTag)}
+}
+
+// markFull finds the subnets that answered "no free addresses" in this
+// pass: a new ENI's subnet, or the subnet of the ENI an assign was for.
+func markFull(results []result, truth []cloud.ENIInfo, until time.Time) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, res := range results {
+		if res.Err == nil || res.placeErr != nil || cloud.Classify(res.Err) != cloud.KindSubnetFull {
+			continue
+		}
+		subnet := res.Place.SubnetID
+		if res.Kind == pool.Assign {
+			info, _ := findENI(truth, res.ENIID)
+			subnet = info.SubnetID
+		}
+		if subnet != "" {
+			out[subnet] = until
+		}
+	}
+	return out
+}
+
+// roomElsewhere reports whether subnet discovery has somewhere else to put
+// a new ENI once the subnets in marks are full: then one subnet's
+// exhaustion is not the node's, and growth goes on there at once.
+func (r *Runner) roomElsewhere(ctx context.Context, node store.Node, cfg settings.Effective, marks map[string]time.Time, rep *Report) bool {
+	if len(marks) == 0 || cfg.Pool.CustomNetworking || cfg.SubnetDiscovery == settings.DiscoveryNever {
+		return false
+	}
+	rep.Calls = append(rep.Calls, "DescribeSubnets")
+	subnets, err := r.Cloud.ZoneSubnets(ctx, node.VPCID, node.AZ)
+	if err != nil {
+		rep.Failed = append(rep.Failed, "subnet discovery: "+err.Error())
+		return false
+	}
+	full := map[string]time.Time{}
+	for id, t := range rep.fullSubnets {
+		full[id] = t
+	}
+	for id, t := range marks {
+		full[id] = t
+	}
+	_, ok := chooseSubnet(subnets, node.SubnetID, full, r.now(), 2)
+	return ok
+}
