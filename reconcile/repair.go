@@ -19,8 +19,10 @@ import (
 //     attached to us, the merge adopts it; found loose, it is deleted; not
 //     found, the create never reached EC2 and nothing is called.
 //
-// A repair that fails is backed off (the intent's NextTry), so an intent that
-// cannot be settled costs no calls on the passes in between.
+// A repair that EC2 refuses (denied, no credentials) is backed off (the
+// intent's NextTry), so an intent that cannot be settled costs no calls on the
+// passes in between; one that was throttled or met a 5xx is tried next pass,
+// as such failures pass by themselves.
 //   - assign: nothing to do; the merge adopts whatever EC2 assigned.
 //   - unassign / delete: done again; NotFound counts as done.
 func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []cloud.ENIInfo, rep *Report) []cloud.ENIInfo {
@@ -36,7 +38,9 @@ func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []clo
 		changed = changed || did
 		if err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("repairing %s intent %s: %v", in.Kind, in.ID, err))
-			r.backOff(in, rep)
+			if cloud.Classify(err).Refused() {
+				r.backOff(in, rep) // denied, no credentials: asking again next pass changes nothing
+			}
 			continue
 		}
 		r.finishIntent(in, rep)

@@ -95,3 +95,24 @@ func wantIntents(t *testing.T, n *node, want int) []store.Intent {
 	}
 	return intents
 }
+
+// A repair that was throttled is not backed off: throttling passes by
+// itself, and the next pass settles the intent.
+func TestThrottledRepairIsRetriedNextPass(t *testing.T) {
+	n := newNode(t, "t3.small", env{})
+	needENI(n)
+	killedAt(t, n, cpCreated)
+	n.env["WARM_ENI_TARGET"] = "0"
+	n.sim.FailNext("DeleteNetworkInterface", "RequestLimitExceeded", 1000)
+	if rep, _ := n.r.Run(ctxFor(t), Options{}); len(rep.Failed) == 0 {
+		t.Fatalf("the repair pass did not fail while throttled: calls %v", rep.Calls)
+	}
+	if in := wantIntents(t, n, 1); in[0].Tries != 0 || !in[0].NextTry.IsZero() {
+		t.Errorf("a throttled repair was backed off: %+v", in[0])
+	}
+	n.sim.FailNext("DeleteNetworkInterface", "", 0)
+	n.clock.Advance(time.Second)
+	n.pass()
+	wantIntents(t, n, 0)
+	checkAgrees(t, n.sim, n.st)
+}
