@@ -5,7 +5,9 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build test bench bench-plugin lint demo clean
+.PHONY: build test chaos bench bench-plugin lint demo clean
+
+CHAOS_DURATION ?= 10m
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -15,6 +17,11 @@ build:
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The chaos run (root): parallel ADD/DEL, reconciles, pool warm changes, EC2
+# faults and SIGKILLs for CHAOS_DURATION, then the node's invariants.
+chaos: build
+	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -v
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

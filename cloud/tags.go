@@ -22,6 +22,10 @@ const (
 	DescriptionPrefix = "aws-K8S-"
 )
 
+// TagIntent is ours alone: the ClientToken of the create that made the ENI,
+// so the repair of an interrupted create can ask EC2 whether it happened.
+const TagIntent = "vpc-cni/intent"
+
 // ownerTags are the tags of an ENI this node creates; extra ones cannot
 // override them.
 func (c *Client) ownerTags(instanceID string, now time.Time, extra map[string]string) map[string]string {

@@ -67,6 +67,7 @@ func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Re
 	eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
 		SubnetID: s.Place.SubnetID, Groups: s.Place.Groups, Count: s.Count, Prefixes: s.Prefixes,
 		InstanceID: node.InstanceID, ClientToken: s.Intent, Now: s.Started,
+		Tags: map[string]string{cloud.TagIntent: s.Intent},
 	})
 	if err != nil {
 		return nil, err

@@ -1,11 +1,11 @@
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-
+	"math"
 	"net/netip"
+	"time"
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
@@ -15,8 +15,14 @@ import (
 // repairIntents finishes or undoes the EC2 mutations of a pass that died (we
 // hold the lock, so every intent left is an orphan), then re-reads the truth
 // if anything changed. Nothing leaks, nothing is owned twice:
-//   - create: replaying CreateNetworkInterface with the same ClientToken returns
-//     the ENI if it was made; if it is not attached to us it is deleted.
+//   - create: the ENI the create made carries the intent's token in a tag;
+//     attached to us, the merge adopts it; found loose, it is deleted; not
+//     found, the create never reached EC2 and nothing is called.
+//
+// A repair that EC2 refuses (denied, no credentials) is backed off (the
+// intent's NextTry), so an intent that cannot be settled costs no calls on the
+// passes in between; one that was throttled or met a 5xx is tried next pass,
+// as such failures pass by themselves.
 //   - assign: nothing to do; the merge adopts whatever EC2 assigned.
 //   - unassign / delete: done again; NotFound counts as done.
 func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []cloud.ENIInfo, rep *Report) []cloud.ENIInfo {
@@ -25,10 +31,16 @@ func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []clo
 	}
 	changed := false
 	for _, in := range rep.orphans {
+		if r.now().Before(in.NextTry) {
+			continue // backed off after a failed repair
+		}
 		did, err := r.repair(ctx, node, in, truth, rep)
 		changed = changed || did
 		if err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("repairing %s intent %s: %v", in.Kind, in.ID, err))
+			if cloud.Classify(err).Refused() {
+				r.backOff(in, rep) // denied, no credentials: asking again next pass changes nothing
+			}
 			continue
 		}
 		r.finishIntent(in, rep)
@@ -46,22 +58,7 @@ func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []clo
 func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, truth []cloud.ENIInfo, rep *Report) (bool, error) {
 	switch in.Kind {
 	case pool.CreateENI:
-		rep.Calls = append(rep.Calls, "CreateNetworkInterface")
-		// The very subnet and groups the dead pass asked for (older intents
-		// lack them: the node's own), or EC2 answers IdempotentParameterMismatch.
-		subnet, groups := cmp.Or(in.SubnetID, node.SubnetID), in.Groups
-		if in.SubnetID == "" {
-			groups = node.SecurityGroups
-		}
-		eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{SubnetID: subnet, Groups: groups,
-			Count: in.Count, Prefixes: in.Prefixes, InstanceID: node.InstanceID, ClientToken: in.ID, Now: in.Started})
-		if err != nil {
-			return false, err
-		}
-		if _, attached := findENI(truth, eni.ID); attached {
-			return false, nil // the merge adopts it; finishAttaches sets delete-on-termination
-		}
-		return true, r.deleteWhenDetached(ctx, eni.ID, rep)
+		return r.repairCreate(ctx, node, in, truth, rep)
 	case pool.Unassign:
 		info, ok := findENI(truth, in.ENIID)
 		still := stillHeld(info, in.Blocks)
@@ -74,6 +71,59 @@ func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, t
 		return true, r.deleteENI(ctx, node, in.ENIID, truth, rep)
 	}
 	return false, nil
+}
+
+// anyAge makes LeakedENIs list loose ENIs of every age.
+const anyAge = time.Duration(math.MinInt64)
+
+// repairCreate asks EC2 whether the interrupted create happened, by the
+// intent tag, instead of replaying it: a create that never reached EC2 then
+// costs no mutating call (a replay would create the ENI only to delete it).
+// An ENI created before the tag existed is not found here; the leaked-ENI
+// sweep deletes it once it is old enough.
+func (r *Runner) repairCreate(ctx context.Context, node store.Node, in store.Intent, truth []cloud.ENIInfo, rep *Report) (bool, error) {
+	if _, ok := byIntent(truth, in.ID); ok {
+		return false, nil // attached: the merge adopts it; finishAttaches sets delete-on-termination
+	}
+	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	loose, err := r.Cloud.LeakedENIs(ctx, node.VPCID, anyAge, r.now())
+	if err != nil {
+		return false, err
+	}
+	eni, ok := byIntent(loose, in.ID)
+	if !ok {
+		return false, nil // never made
+	}
+	return true, r.deleteWhenDetached(ctx, eni.ID, rep)
+}
+
+func byIntent(enis []cloud.ENIInfo, token string) (cloud.ENIInfo, bool) {
+	for _, e := range enis {
+		if e.Tags[cloud.TagIntent] == token {
+			return e, true
+		}
+	}
+	return cloud.ENIInfo{}, false
+}
+
+// Back-off of an intent whose repair failed: doubling from intentBackoff,
+// at most maxIntentBackoff.
+const (
+	intentBackoff    = 30 * time.Second
+	maxIntentBackoff = 30 * time.Minute
+)
+
+// backOff persists the intent's next try, so every process honours it.
+func (r *Runner) backOff(in store.Intent, rep *Report) {
+	in.Tries++
+	wait := maxIntentBackoff
+	if in.Tries <= 10 {
+		wait = min(intentBackoff<<(in.Tries-1), maxIntentBackoff)
+	}
+	in.NextTry = r.now().Add(wait)
+	if err := r.Store.Update(func(tx *store.Tx) error { return tx.PutIntent(in) }); err != nil {
+		rep.Failed = append(rep.Failed, fmt.Sprintf("backing off intent %s: %v", in.ID, err))
+	}
 }
 
 // finishAttaches sets delete-on-termination on our attached ENIs that lack

@@ -28,6 +28,11 @@ type Intent struct {
 	Groups     []string     `json:"groups,omitempty"`
 	Started    time.Time    `json:"started"`
 	Step       string       `json:"step,omitempty"` // how far it got, e.g. "created", "attached"
+	// Repairs that failed so far, and the time before which no pass tries
+	// again: an intent that cannot be settled (a call denied, EC2 down) is
+	// backed off instead of costing calls on every pass.
+	Tries   int       `json:"tries,omitempty"`
+	NextTry time.Time `json:"nextTry,omitzero"`
 }
 
 // PutIntent inserts or replaces the intent with i.ID.
