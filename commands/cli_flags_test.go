@@ -57,7 +57,8 @@ func TestTimeoutLongerThanAnAttempt(t *testing.T) {
 	dir := t.TempDir()
 	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
 	start := time.Now()
-	r := vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+hungURL(t)), "--state-dir", dir, "reconcile", "--timeout", "11s")
+	// A pass at rest reads IMDS alone; the resync interval 0 makes it ask EC2.
+	r := vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+hungURL(t), "VPC_CNI_EC2_RESYNC_INTERVAL=0"), "--state-dir", dir, "reconcile", "--timeout", "11s")
 	r.want(t, 1, "raise --timeout?")
 	if waited := time.Since(start); waited < 11*time.Second {
 		t.Errorf("the pass gave up after %s, before its --timeout of 11s", waited.Round(time.Millisecond))
@@ -69,7 +70,8 @@ func TestPoolWarmSavedButNotReconciled(t *testing.T) {
 	_, env := newSim(t, "m5.large")
 	dir := t.TempDir()
 	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
-	vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t)), "--state-dir", dir, "pool", "warm", "--ip-target", "4").
+	// A pass at rest reads IMDS alone; the resync interval 0 makes it ask EC2.
+	vpc(t, with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t), "VPC_CNI_EC2_RESYNC_INTERVAL=0"), "--state-dir", dir, "pool", "warm", "--ip-target", "4").
 		want(t, 1, "saved WARM_IP_TARGET=4", "it stays in force", "reconciling now failed", "not reachable")
 	vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0, "WARM_IP_TARGET")
 }

@@ -68,7 +68,8 @@ func TestReconcileFailuresExit1(t *testing.T) {
 			} else {
 				vpc(t, env, "--state-dir", dir, "pool", "warm", "--reset", "--no-reconcile").want(t, 0) // an empty state file
 			}
-			env = c.breaks(t, env, sim.DenyAction)
+			// A pass at rest reads IMDS alone; the resync interval 0 makes it ask EC2.
+			env = c.breaks(t, with(env, "VPC_CNI_EC2_RESYNC_INTERVAL=0"), sim.DenyAction)
 			// Not the file's bytes: the shared EC2 rate budget lives in the
 			// store and is spent by the failed call, by design.
 			before := stateOf(t, dir)

@@ -30,6 +30,7 @@ Example (the seed's case):
 			&cli.DurationFlag{Name: "day", Value: 24 * time.Hour, Usage: "length of the daily cycle"},
 			&cli.StringFlag{Name: "instance-type", Value: "m4.4xlarge"},
 			&cli.DurationFlag{Name: "eni-latency", Value: 5 * time.Second, Usage: "a new ENI's addresses are usable this long after its pass"},
+			&cli.DurationFlag{Name: "imds-lag", Usage: "IMDS shows a change to the node's ENIs this long after EC2 made it"},
 			&cli.StringSliceFlag{Name: "target", Usage: `a setting, e.g. "WARM_IP_TARGET=1 ADAPTIVE_GROWTH_WINDOW=60s" (repeat; default: a built-in grid)`},
 			&cli.StringSliceFlag{Name: "interval", Value: cli.NewStringSlice("30s"), Usage: "timer intervals (repeat)"},
 			&cli.StringFlag{Name: "svg", Usage: "write the chart to this file"},
@@ -61,7 +62,8 @@ func simWhatif(c *cli.Context) error {
 		}
 		intervals = append(intervals, d)
 	}
-	o := whatif.Options{InstanceType: c.String("instance-type"), ENILatency: c.Duration("eni-latency"), RefillDelay: time.Second}
+	o := whatif.Options{InstanceType: c.String("instance-type"), ENILatency: c.Duration("eni-latency"),
+		IMDSLag: c.Duration("imds-lag"), RefillDelay: time.Second}
 	if ns := c.IntSlice("cluster"); len(ns) > 0 {
 		return simCluster(c, ns, whatif.Grid(targets, intervals), o)
 	}

@@ -33,6 +33,9 @@ func (r *Runner) commit(results []result, rep *Report) error {
 				firstErr = res.Err
 			}
 		}
+		if err := settleConfirm(tx, results); err != nil {
+			return err
+		}
 		return r.noteBackoff(tx, results, rep, now)
 	})
 	if err != nil {
@@ -91,12 +94,18 @@ func applyResult(tx *store.Tx, res result, now time.Time) error {
 }
 
 // settled reports whether a failed step certainly changed nothing in EC2 (it
-// was never sent, or EC2 refused it), so its intent can go.
+// was never sent, or EC2 refused it), so its intent can go. A throttled
+// create goes too: EC2 made no ENI, and repairing it would replay the create
+// (making an ENI) only to delete it, three calls in the bucket that throttled
+// a cluster's scale-up (README, cluster scale); should an earlier attempt
+// behind the SDK's retries have made one, it is tagged and unattached, and
+// the leaked-ENI sweep deletes it.
 func settled(res result) bool {
 	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign {
 		return true // an assign that did happen is adopted by the next merge
 	}
-	return cloud.Classify(res.Err).Refused()
+	k := cloud.Classify(res.Err)
+	return k.Refused() || k == cloud.KindThrottled && res.Kind == pool.CreateENI
 }
 
 func countCall(tx *store.Tx, res result, now time.Time) error {

@@ -21,10 +21,11 @@ import (
 // and makes no EC2 call when IMDS shows exactly what the store holds. EC2 is
 // the truth for addresses and is asked whenever the pass cannot rely on IMDS:
 // IMDS disagrees with the store (IMDS lags EC2, so a disagreement may be
-// either side's news), this node mutated EC2 since it last read it (a
-// mutation is confirmed by EC2, never by a lagging IMDS), intents are
-// pending, or the safety-net interval passed (changes made outside the node
-// that IMDS has not shown yet). The IMDS view is used only when it agrees
+// either side's news), a mutation of this node's left its outcome unknown
+// (a mutation is confirmed by EC2, never by a lagging IMDS: by the answer to
+// the call itself when it says all the call did, else by a Describe),
+// intents are pending, or the safety-net interval passed (changes made
+// outside the node that IMDS has not shown yet). The IMDS view is used only when it agrees
 // with the store, so it never adds an address the store lacks and never keeps
 // one it shows gone: an address EC2 or IMDS has shown gone is dropped by the
 // merge of EC2's answer, and a lagging IMDS that still lists it disagrees with
@@ -175,7 +176,9 @@ func agrees(snap pool.Snapshot, view []cloud.ENIInfo) bool {
 }
 
 // expectConfirm records, before this pass mutates EC2, that the next pass
-// must read EC2 to confirm what it did.
+// must read EC2 to confirm what it did; a process killed mid-call leaves it
+// set. The commit clears it when EC2's answers said all the calls did
+// (settleConfirm).
 func (r *Runner) expectConfirm(steps []step) error {
 	if len(steps) == 0 {
 		return nil
@@ -202,4 +205,49 @@ func (r *Runner) forExecute(ctx context.Context, node store.Node, steps []step, 
 		return nil, fmt.Errorf("reading the node's ENIs from EC2 before deleting one: %w", err)
 	}
 	return truth, vetTruth(node, truth)
+}
+
+// settleConfirm clears the confirmation expectConfirm asked for when every
+// step's outcome is EC2's own word: the store, which the commit has just
+// updated in the same transaction, then holds what EC2 has, and the next
+// pass may trust IMDS once IMDS shows the same (an IMDS that lags behind the
+// store disagrees and sends that pass to EC2). A step whose outcome is
+// unknown (a timeout, a 5xx, throttling the SDK's retries hid, an answer
+// missing addresses) keeps it.
+func settleConfirm(tx *store.Tx, results []result) error {
+	if len(results) == 0 || slices.ContainsFunc(results, func(r result) bool { return !answered(r) }) {
+		return nil
+	}
+	m, err := tx.PoolMeta()
+	if err != nil || !m.ConfirmNeeded {
+		return err
+	}
+	return tx.PutEC2Sync(m.LastEC2Describe, false)
+}
+
+// answered reports whether EC2's answer to the step tells all it changed:
+// CreateNetworkInterface returns the ENI with its addresses (the attach and
+// delete-on-termination calls that follow return their own answers),
+// AssignPrivateIpAddresses the blocks it assigned, and an unassign or delete
+// either succeeded or failed. A step never sent, refused outright or
+// throttled (RequestLimitExceeded: EC2 did nothing) changed nothing; but an
+// instance-type limit refusal says the store's view of the ENIs is off, so
+// EC2 is read again. (Behind the SDK's retries a throttled call may follow
+// an attempt whose answer was lost: an address so assigned is only unknown
+// to the store, and IMDS shows it soon, which sends a pass to EC2; an
+// unassign or delete keeps its intent, which does too.)
+func answered(res result) bool {
+	switch {
+	case errors.Is(res.Err, errSkipped):
+		return true
+	case res.Err != nil:
+		k := cloud.Classify(res.Err)
+		return k == cloud.KindThrottled || k.Refused() && k != cloud.KindLimit
+	case res.Kind == pool.CreateENI:
+		c := res.Created
+		return c != nil && c.ID != "" && c.MAC != "" && c.PrimaryIP.IsValid() && len(truthBlocks(*c)) == res.Count
+	case res.Kind == pool.Assign:
+		return len(res.Blocks) == res.Count
+	}
+	return true
 }

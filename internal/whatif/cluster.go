@@ -39,7 +39,7 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 	w := Bursts(o.PodsPerNode, o.PodsPerNode, time.Second)
 	var q runQueue
 	for i := range o.Nodes {
-		n, err := newModelNode(fmt.Sprintf("i-%08x", i), o.InstanceType, s.Env, o.ENILatency)
+		n, err := newModelNode(fmt.Sprintf("i-%08x", i), s.Env, o.Options)
 		if err != nil {
 			return res, err
 		}

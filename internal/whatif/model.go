@@ -16,14 +16,19 @@ import (
 // modelNode is one node without bbolt, HTTP or the emulator: its pool is an
 // in-memory pool.Snapshot, a pass is pool.Compute on it with the calls a
 // real pass makes (reconcile.Run): the read step's DescribeNetworkInterfaces
-// when the IMDS steady state cannot spare it (first read, confirming this
-// node's mutations, the jittered safety net, or every pass with
+// when the IMDS steady state cannot spare it (first read, IMDS still lagging
+// behind this node's last change, confirming a call whose outcome was
+// unknown, the jittered safety net, or every pass with
 // VPC_CNI_EC2_RESYNC_INTERVAL=0), one call per action (three to create an
 // ENI, two to delete one, with a Describe first when the pass read IMDS), and
-// the hourly leaked-ENI sweep. EC2 applies what a call asks at once; a call
-// the account refuses fails its action, which the next pass plans again.
-// ADD takes an address as the store does (pool.PickAddress). IMDS agrees
-// with EC2 at once here: nobody changes the node's ENIs behind its back.
+// the leaked-ENI sweep. EC2 applies what a call asks at once; a call the
+// account refuses fails its action and ends the pass's calls (the real pass
+// stops at throttling), and the next pass plans it again. A throttled call
+// is EC2's word that it did nothing, so it needs no confirming Describe and
+// leaves no intent (reconcile's answered and settled); a new ENI whose
+// attach is throttled is deleted. ADD takes an address as the store does
+// (pool.PickAddress). IMDS shows a change imdsLag after it: nobody else
+// changes the node's ENIs.
 type modelNode struct {
 	clock    *vclock
 	id       string
@@ -38,14 +43,15 @@ type modelNode struct {
 	nextENI  int
 
 	lastDescribe, lastSweep time.Time
-	confirm                 bool
+	lastChange              time.Time     // this node's last change in EC2
+	imdsLag                 time.Duration // IMDS shows a change this long after it
 }
 
-// newModelNode is a node of the instance type with the knobs of env.
-func newModelNode(id, instanceType string, env map[string]string, latency time.Duration) (*modelNode, error) {
-	enis, perENI, hypervisor, ok := ec2sim.TypeLimits(instanceType)
+// newModelNode is a node of o's instance type with the knobs of env.
+func newModelNode(id string, env map[string]string, o Options) (*modelNode, error) {
+	enis, perENI, hypervisor, ok := ec2sim.TypeLimits(o.InstanceType)
 	if !ok {
-		return nil, fmt.Errorf("instance type %q is not in the emulator's table", instanceType)
+		return nil, fmt.Errorf("instance type %q is not in the emulator's table", o.InstanceType)
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	cfg, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: lookup})
@@ -57,7 +63,7 @@ func newModelNode(id, instanceType string, env map[string]string, latency time.D
 	}
 	c := &vclock{t: epoch()}
 	n := &modelNode{clock: c, id: id, limits: pool.Limits{MaxENIs: enis, IPv4PerENI: perENI}, cfg: cfg,
-		latency: latency, seen: map[string]time.Time{}, waiters: map[string]bool{}, calls: map[string]int{},
+		latency: o.ENILatency, imdsLag: o.IMDSLag, seen: map[string]time.Time{}, waiters: map[string]bool{}, calls: map[string]int{},
 		nextAddr: netip.MustParseAddr("100.64.0.16")}
 	n.snap.ENIs = []pool.ENI{{ID: n.eniID(), DeviceIndex: 0, Ready: true, CreatedAt: c.t}}
 	return n, nil
@@ -89,11 +95,12 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 	var res passResult
 	now := n.clock.t
 	imds := n.cfg.EC2Resync > 0
-	if !imds || n.lastDescribe.IsZero() || n.confirm || !now.Before(reconcile.ResyncDue(n.id, n.lastDescribe, n.cfg.EC2Resync)) {
+	if !imds || n.lastDescribe.IsZero() || now.Sub(n.lastChange) < n.imdsLag ||
+		!now.Before(reconcile.ResyncDue(n.id, n.lastDescribe, n.cfg.EC2Resync)) {
 		if !n.call("DescribeNetworkInterfaces", acct, &res) {
 			return res, nil // the pass fails; the next one reads again
 		}
-		n.lastDescribe, n.confirm, imds = now, false, false
+		n.lastDescribe, imds = now, false
 	}
 	plan := pool.Compute(pool.Input{Limits: n.limits, Config: n.cfg.Pool, Snapshot: n.snap, Now: now, Waiting: len(n.waiters)})
 	actions := plan.Actions
@@ -101,9 +108,6 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 		actions = slices.DeleteFunc(actions, func(a pool.Action) bool { return a.Kind != pool.CreateENI && a.Kind != pool.Assign })
 	}
 	n.snap.ExcessSince = plan.ExcessSince
-	if len(actions) > 0 {
-		n.confirm = true
-	}
 	if imds && slices.ContainsFunc(actions, func(a pool.Action) bool { return a.Kind == pool.DeleteENI }) {
 		if !n.call("DescribeNetworkInterfaces", acct, &res) {
 			return res, nil
@@ -111,7 +115,11 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 	}
 	failed := false
 	for _, a := range actions {
-		failed = !n.apply(a, acct, &res) || failed
+		if !n.apply(a, acct, &res) {
+			failed = true
+			break
+		}
+		n.lastChange = now
 	}
 	n.setupHosts()
 	if !growOnly && now.Sub(n.lastSweep) >= reconcile.LeakSweepEvery {
@@ -136,9 +144,16 @@ func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
 		calls = []string{"DetachNetworkInterface", "DeleteNetworkInterface"}
 	}
 	for _, c := range calls {
-		if !n.call(c, acct, res) {
-			return false
+		if n.call(c, acct, res) {
+			continue
 		}
+		switch c {
+		case "ModifyNetworkInterfaceAttribute":
+			continue // not fatal: the next pass that reads EC2 sets it (not modelled)
+		case "AttachNetworkInterface":
+			n.call("DeleteNetworkInterface", acct, res)
+		}
+		return false
 	}
 	now := n.clock.t
 	switch a.Kind {

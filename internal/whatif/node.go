@@ -77,17 +77,18 @@ type node struct {
 // newNode starts an emulator on loopback and points this process's AWS
 // environment at it (runs are sequential), with the state in a temporary
 // directory (in /dev/shm when there is one: fsync there costs nothing).
-func newNode(instanceType string, env map[string]string, latency time.Duration) (*node, error) {
+func newNode(env map[string]string, o Options) (*node, error) {
 	c := &vclock{t: epoch()}
-	sim, err := ec2sim.New(ec2sim.Config{InstanceType: instanceType, Clock: c.Now,
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.InstanceType, Clock: c.Now,
 		SubnetCIDR: netip.MustParsePrefix("100.64.0.0/17")})
 	if err != nil {
 		return nil, err
 	}
+	sim.SetFaults(ec2sim.Faults{IMDSLag: o.IMDSLag})
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	n := &node{clock: c, sim: sim, env: env, passCalls: map[string]int{}, host: &slowHost{clock: c, latency: latency, seen: map[string]time.Time{}}}
+	n := &node{clock: c, sim: sim, env: env, passCalls: map[string]int{}, host: &slowHost{clock: c, latency: o.ENILatency, seen: map[string]time.Time{}}}
 	for _, kv := range sim.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)

@@ -32,6 +32,7 @@ func (s Setting) Label() string {
 type Options struct {
 	InstanceType string
 	ENILatency   time.Duration // a new ENI's addresses are usable this long after its pass
+	IMDSLag      time.Duration // IMDS shows a change to the node's ENIs this long after EC2 made it
 	RefillDelay  time.Duration // an ADD that leaves the pool low starts a pass this much later
 	TimerPhase   time.Duration // the node's first timer pass is at Interval+TimerPhase
 	Rest         time.Duration // run on this much longer after the workload
@@ -59,7 +60,7 @@ type Result struct {
 
 // Run replays w on a fresh node with setting s.
 func Run(w Workload, s Setting, o Options) (Result, error) {
-	n, err := newNode(o.InstanceType, s.Env, o.ENILatency)
+	n, err := newNode(s.Env, o)
 	if err != nil {
 		return Result{}, err
 	}

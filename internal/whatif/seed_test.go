@@ -7,6 +7,7 @@ import (
 
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/simtest"
+	"vpc-cni/store"
 )
 
 // seedOptions is the seed's case: an m4.4xlarge filling up with 232 pods.
@@ -54,37 +55,49 @@ func TestAdaptiveGrowthMeetsTheSeedGoal(t *testing.T) {
 
 // The cluster's per-node model makes the same EC2 calls as the real
 // reconcile against the emulator on the seed's case, action by action, with
-// and without the IMDS steady state and adaptive growth.
+// and without the IMDS steady state and adaptive growth, with an IMDS that
+// keeps up and one that lags behind the node's changes.
 func TestModelMakesTheRealCalls(t *testing.T) {
 	pointAtEmulators(t)
 	w := Steady(232, 10*time.Second)
-	for _, env := range []map[string]string{
-		{"WARM_IP_TARGET": "1"},
-		{"WARM_IP_TARGET": "1", "ADAPTIVE_GROWTH_WINDOW": "60s"},
-		{"WARM_IP_TARGET": "1", "VPC_CNI_EC2_RESYNC_INTERVAL": "0"},
-		{"ENABLE_PREFIX_DELEGATION": "true"},
+	for _, c := range []struct {
+		env map[string]string
+		lag time.Duration
+	}{
+		{map[string]string{"WARM_IP_TARGET": "1"}, 0},
+		{map[string]string{"WARM_IP_TARGET": "1"}, 15 * time.Second},
+		{map[string]string{"WARM_IP_TARGET": "1", "ADAPTIVE_GROWTH_WINDOW": "60s"}, 0},
+		{map[string]string{"WARM_IP_TARGET": "1", "VPC_CNI_EC2_RESYNC_INTERVAL": "0"}, 0},
+		{map[string]string{"ENABLE_PREFIX_DELEGATION": "true"}, 5 * time.Second},
 	} {
-		s := Setting{Env: env, Interval: 30 * time.Second}
-		n, err := newNode(seedOptions.InstanceType, env, seedOptions.ENILatency)
+		s := Setting{Env: c.env, Interval: 30 * time.Second}
+		o := seedOptions
+		o.IMDSLag = c.lag
+		n, err := newNode(c.env, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		real, err := replay(n, w, s, seedOptions, NewAccount())
+		real, err := replay(n, w, s, o, NewAccount())
+		var id string
+		if err == nil {
+			err = n.st.View(func(tx *store.Tx) error { node, _, err := tx.Node(); id = node.InstanceID; return err })
+		}
 		n.close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := newModelNode("i-0", seedOptions.InstanceType, env, seedOptions.ENILatency)
+		m, err := newModelNode(id, c.env, o) // the same safety-net jitter as the real node's
 		if err != nil {
 			t.Fatal(err)
 		}
-		model, err := replay(m, w, s, seedOptions, NewAccount())
+		model, err := replay(m, w, s, o, NewAccount())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(n.passCalls, m.calls) || real.Empty != model.Empty || real.Passes != model.Passes {
-			t.Errorf("%s: real calls %v, %d passes, %d pods found it empty; model %v, %d, %d",
-				s.Label(), n.passCalls, real.Passes, real.Empty, m.calls, model.Passes, model.Empty)
+			t.Errorf("%s, IMDS lag %s: real calls %v, %d passes, %d pods found it empty; model %v, %d, %d",
+				s.Label(), c.lag, n.passCalls, real.Passes, real.Empty, m.calls, model.Passes, model.Empty)
 		}
+		t.Logf("%s, IMDS lag %s: %v", s.Label(), c.lag, m.calls)
 	}
 }
