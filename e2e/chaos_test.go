@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,7 @@ type chaos struct {
 	mu         sync.Mutex
 	procs      map[*os.Process]string // running processes we started → kind
 	violations []string
+	why        map[string]int // "ADD code 11: no free address ..." → how often (killed runs: "killed")
 
 	adds, addFails, dels, delFails            atomic.Int64
 	kills                                     sync.Map // kind → *atomic.Int64
@@ -172,12 +174,51 @@ func (c *chaos) del(s *slot) bool {
 // JSON, never a crash.
 func (c *chaos) checkFailure(verb string, p *pod, r run) {
 	if killed(r) {
+		c.tally(verb + " killed")
 		return
 	}
 	var e types.Error
 	if err := json.Unmarshal(r.stdout, &e); err != nil || e.Code == 0 {
 		c.violate("%s %s failed without the spec's error JSON (%v): stdout %q stderr %q", verb, p.id, r.err, r.stdout, r.stderr)
+		return
 	}
+	c.tally(fmt.Sprintf("%s code %d: %s", verb, e.Code, firstWords(e.Msg, 8)))
+}
+
+// tally counts a failure by its kind, so the summary says why runs failed.
+func (c *chaos) tally(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.why == nil {
+		c.why = map[string]int{}
+	}
+	c.why[why]++
+}
+
+// firstWords keeps the start of a message, where the kind of failure is
+// named, and drops the IDs and figures after it.
+func firstWords(msg string, n int) string {
+	words := strings.Fields(msg)
+	if len(words) > n {
+		words = append(words[:n], "...")
+	}
+	return strings.Join(words, " ")
+}
+
+// failures lists the tallied kinds, most frequent first.
+func (c *chaos) failures() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kinds := make([]string, 0, len(c.why))
+	for k := range c.why {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return c.why[kinds[i]] > c.why[kinds[j]] })
+	var b strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "\n  %5d  %s", c.why[k], k)
+	}
+	return b.String()
 }
 
 func killed(r run) bool {
@@ -357,5 +398,8 @@ func (c *chaos) summary(d time.Duration) string {
 		c.killCount("plugin"), c.killCount("reconcile"), c.killCount("warm"), c.faults.Load())
 	fmt.Fprintf(&b, "reconciles %d (%d failed or killed), pool warms %d, live pods at the end %d, violations %d",
 		c.reconciles.Load(), c.reconcileFails.Load(), c.warms.Load(), live, len(c.violations))
+	if f := c.failures(); f != "" {
+		b.WriteString("\nfailed plugin runs by kind:" + f)
+	}
 	return b.String()
 }
