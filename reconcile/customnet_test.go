@@ -12,13 +12,7 @@ import (
 // secondary addresses: the pods move to ENIs in the pod subnet, and the
 // primary's addresses, free, go back to EC2 once the release delay passed.
 func TestCustomNetworkingReturnsThePrimaryENIsAddresses(t *testing.T) {
-	sim := startSimConfig(t, ec2sim.Config{InstanceType: "t3.small"})
-	podCIDR := netip.MustParsePrefix("100.100.0.0/20")
-	sim.AssociateVPCCIDR(netip.MustParsePrefix("100.100.0.0/16"))
-	podSubnet, err := sim.AddSubnet(podCIDR, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, podSubnet := customNetworkingSim(t)
 	e := env{"WARM_IP_TARGET": "2", "RELEASE_DELAY": "120"}
 	n := attachNode(t, sim, t.TempDir(), e)
 	n.converge(5)
@@ -38,6 +32,20 @@ func TestCustomNetworkingReturnsThePrimaryENIsAddresses(t *testing.T) {
 	}
 	wantENIsIn(t, n, podSubnet, podCIDR, primaryGroups(n))
 	checkAgrees(t, n.sim, n.st)
+}
+
+var podCIDR = netip.MustParsePrefix("100.100.0.0/20")
+
+// customNetworkingSim is a t3.small node whose VPC has a secondary CIDR with
+// a pod subnet in it.
+func customNetworkingSim(t *testing.T) (*ec2sim.Sim, string) {
+	sim := startSimConfig(t, ec2sim.Config{InstanceType: "t3.small"})
+	sim.AssociateVPCCIDR(netip.MustParsePrefix("100.100.0.0/16"))
+	podSubnet, err := sim.AddSubnet(podCIDR, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, podSubnet
 }
 
 func primarySecondaries(n *node) int {
