@@ -11,12 +11,10 @@ import (
 // one read, cheap enough for every pass, so that a change to the primary
 // ENI's groups is noticed without asking EC2.
 func (c *Client) ENIGroups(ctx context.Context, mac string) ([]string, error) {
-	md, err := c.metadata(ctx)
+	r, err := c.reader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	_, u := c.endpoints()
-	r := &imdsReader{ctx: ctx, md: md, url: u}
 	groups := r.lines("network/interfaces/macs/" + mac + "/security-group-ids")
 	return groups, r.err
 }

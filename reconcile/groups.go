@@ -61,17 +61,22 @@ func (r *Runner) followPrimaryGroups(ctx context.Context, node store.Node, cfg s
 
 // storeGroups records the primary ENI's groups, which new ENIs carry.
 func (r *Runner) storeGroups(groups []string, rep *Report) {
-	err := r.Store.Update(func(tx *store.Tx) error {
+	if err := r.updateNode(func(n *store.Node) { n.SecurityGroups = groups }); err != nil {
+		rep.Failed = append(rep.Failed, "storing the primary ENI's security groups: "+err.Error())
+	}
+}
+
+// updateNode changes the learnt node in one transaction (nothing when the
+// node was never learnt).
+func (r *Runner) updateNode(change func(*store.Node)) error {
+	return r.Store.Update(func(tx *store.Tx) error {
 		stored, known, err := tx.Node()
 		if err != nil || !known {
 			return err
 		}
-		stored.SecurityGroups = groups
+		change(&stored)
 		return tx.PutNode(stored)
 	})
-	if err != nil {
-		rep.Failed = append(rep.Failed, "storing the primary ENI's security groups: "+err.Error())
-	}
 }
 
 // sameGroups compares two group lists as sets: EC2 does not promise an order.
