@@ -292,7 +292,32 @@ func call[T any](ctx context.Context, c *Client, action string, fn func(ec2Handl
 	out, err := fn(handleOf(api))
 	if err != nil {
 		u, _ := c.endpoints()
-		return zero, ec2Error(action, u, err)
+		return zero, ec2Error(action, u, c.whichTimeout(ctx, err))
 	}
 	return out, nil
 }
+
+// whichTimeout marks a timeout that fired while the caller still had time:
+// one attempt's HTTP timeout, not the caller's deadline. The two read the
+// same to the SDK (both match context.DeadlineExceeded), but the advice
+// differs: a per-attempt timeout is fixed by the endpoint or HTTPTimeout,
+// the deadline by the caller (a pass's --timeout).
+func (c *Client) whichTimeout(ctx context.Context, err error) error {
+	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &AttemptTimeoutError{After: c.opts.HTTPTimeout, Err: err}
+}
+
+// AttemptTimeoutError is a call that failed on its per-attempt HTTP timeout
+// before the caller's deadline.
+type AttemptTimeoutError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *AttemptTimeoutError) Error() string {
+	return fmt.Sprintf("request timed out after %s: %v", e.After, e.Err)
+}
+
+func (e *AttemptTimeoutError) Unwrap() error { return e.Err }

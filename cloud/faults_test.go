@@ -1,12 +1,14 @@
 package cloud
 
 import (
-	"time"
-	"vpc-cni/internal/simtest"
-
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/simtest"
 )
 
 func TestThrottleRetriedBySDK(t *testing.T) {
@@ -151,5 +153,43 @@ func TestSlowEC2IsTimeout(t *testing.T) {
 	sim.SetFaults(ec2sim.Faults{Latency: 2 * time.Second})
 	c := newClient(t, Options{HTTPTimeout: 50 * time.Millisecond, MaxAttempts: 1})
 	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
-	wantKind(t, err, KindTimeout, "ec2:DescribeSubnets", "no answer from EC2")
+	wantKind(t, err, KindTimeout, "ec2:DescribeSubnets", "no answer from EC2", "request timed out after 50ms")
+	var at *AttemptTimeoutError
+	if !errors.As(err, &at) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%v: want an AttemptTimeoutError that is still a deadline error", err)
+	}
+}
+
+// A call cut off by the caller's deadline says so, and is not mistaken for
+// a per-attempt timeout, however long that is.
+func TestDeadlineIsNotAnAttemptTimeout(t *testing.T) {
+	sim := startSim(t, ec2sim.Config{})
+	sim.SetFaults(ec2sim.Faults{Latency: 2 * time.Second})
+	c := newClient(t, Options{HTTPTimeout: time.Minute, MaxAttempts: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Subnet(ctx, sim.State().SubnetID)
+	wantKind(t, err, KindTimeout, "ec2:DescribeSubnets", "before the caller's deadline")
+	var at *AttemptTimeoutError
+	if errors.As(err, &at) || strings.Contains(err.Error(), "request timed out") {
+		t.Errorf("%v: a deadline reported as a per-attempt timeout", err)
+	}
+}
+
+// AttemptTimeout gives each HTTP attempt the time left until the caller's
+// deadline, so the deadline alone bounds a call; none without a deadline.
+func TestAttemptTimeoutDerivesFromTheDeadline(t *testing.T) {
+	if got := AttemptTimeout(context.Background()); got != 0 {
+		t.Errorf("no deadline: %v, want 0 (the client's default)", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if got := AttemptTimeout(ctx); got <= 59*time.Minute || got > time.Hour {
+		t.Errorf("deadline in an hour: %v, want the time left (just under an hour), not a fixed 10s", got)
+	}
+	past, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	if got := AttemptTimeout(past); got != time.Millisecond {
+		t.Errorf("deadline passed: %v, want 1ms (an HTTP timeout of 0 would mean none)", got)
+	}
 }

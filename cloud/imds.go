@@ -83,14 +83,22 @@ func (r *imdsReader) parsed(path string, err error) {
 // VPCCIDRs reads the VPC's IPv4 CIDRs, secondary ones too, from IMDS: one
 // read, so that a CIDR associated after the node was learnt is not SNATed.
 func (c *Client) VPCCIDRs(ctx context.Context, mac string) ([]netip.Prefix, error) {
+	r, err := c.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cidrs := r.prefixes("network/interfaces/macs/" + mac + "/vpc-ipv4-cidr-blocks")
+	return cidrs, r.err
+}
+
+// reader is an imdsReader for a few reads under ctx.
+func (c *Client) reader(ctx context.Context) (*imdsReader, error) {
 	md, err := c.metadata(ctx)
 	if err != nil {
 		return nil, err
 	}
 	_, u := c.endpoints()
-	r := &imdsReader{ctx: ctx, md: md, url: u}
-	cidrs := r.prefixes("network/interfaces/macs/" + mac + "/vpc-ipv4-cidr-blocks")
-	return cidrs, r.err
+	return &imdsReader{ctx: ctx, md: md, url: u}, nil
 }
 
 // Identity reads the instance's identity from IMDS (once per Client).

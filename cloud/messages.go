@@ -51,7 +51,13 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 		return fmt.Sprintf("EC2 endpoint %s not reachable (%s); check the network, AWS_REGION and AWS_ENDPOINT_URL_EC2",
 			endpoint, causeDetail(err))
 	case KindTimeout:
-		return fmt.Sprintf("no answer from EC2 %s in time (%s); check the endpoint, or allow more time", endpoint, causeDetail(err))
+		var at *AttemptTimeoutError
+		if errors.As(err, &at) {
+			return fmt.Sprintf("no answer from EC2 %s: request timed out after %s, the per-attempt HTTP timeout (%s); check the endpoint",
+				endpoint, at.After, causeDetail(err))
+		}
+		return fmt.Sprintf("no answer from EC2 %s before the caller's deadline (%s); check the endpoint, or allow more time",
+			endpoint, causeDetail(err))
 	}
 	if code != "" {
 		return fmt.Sprintf("EC2 error (%s, HTTP %d)", detail, httpStatus(err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -15,6 +16,35 @@ import (
 // CNISubnetTag marks a subnet that new ENIs may use besides the node's own
 // (the reference's subnet discovery).
 const CNISubnetTag = "kubernetes.io/role/cni"
+
+// ClusterSubnetTagPrefix starts the tag that gives a subnet to one cluster
+// (cni.networking.k8s.aws/cluster/<CLUSTER_NAME>) for subnet discovery.
+const ClusterSubnetTagPrefix = "cni.networking.k8s.aws/cluster/"
+
+// ForCluster keeps the subnets subnet discovery may use for cluster, by the
+// reference's rule: with CLUSTER_NAME set, a subnet other than the node's own
+// that carries cluster tags must carry this cluster's (any value); one with
+// none is shared by every cluster. Without a cluster name nothing is dropped.
+// (kubernetes.io/cluster/<name>, the load balancers' tag, plays no part.)
+func ForCluster(subnets []Subnet, own, cluster string) []Subnet {
+	if cluster == "" {
+		return subnets
+	}
+	return slices.DeleteFunc(slices.Clone(subnets), func(s Subnet) bool {
+		if s.ID == own {
+			return false
+		}
+		if _, ok := s.Tags[ClusterSubnetTagPrefix+cluster]; ok {
+			return false
+		}
+		for k := range s.Tags {
+			if strings.HasPrefix(k, ClusterSubnetTagPrefix) {
+				return true // another cluster's
+			}
+		}
+		return false
+	})
+}
 
 // CNISubnets lists the subnets of the VPC in the zone tagged CNISubnetTag=1,
 // the one with the most free addresses first (ties by ID, so the choice is

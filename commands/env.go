@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/cloud"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -107,16 +109,35 @@ func warnChanges(c *cli.Context, rep *reconcile.Report) {
 	}
 }
 
-// classifyRunError turns a reconcile failure into the CLI's exit code.
-func classifyRunError(err error) error {
+// passDeadline is the cause a pass's context carries when its --timeout
+// runs out, so that the error names that deadline and not a per-attempt
+// HTTP timeout (cloud.AttemptTimeoutError), which reads the same to the SDK.
+type passDeadline struct{ timeout time.Duration }
+
+func (p passDeadline) Error() string {
+	return fmt.Sprintf("the pass's --timeout of %s ran out", p.timeout)
+}
+
+// passContext bounds a pass (lock wait, EC2 and IMDS calls, retries) by its
+// --timeout.
+func passContext(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(parent, timeout, passDeadline{timeout})
+}
+
+// classifyRunError turns a reconcile failure into the CLI's exit code. A
+// failure on the pass's own deadline (ctx from passContext) says so and
+// suggests a longer --timeout; a per-attempt timeout keeps its own words.
+func classifyRunError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if reconcile.IsConfigError(err) {
 		return asUsage(err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w (raise --timeout?)", err)
+	var pd passDeadline
+	var attempt *cloud.AttemptTimeoutError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &pd) && !errors.As(err, &attempt) {
+		return fmt.Errorf("%s: %w (raise --timeout?)", pd, err)
 	}
 	return err
 }

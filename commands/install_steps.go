@@ -229,7 +229,7 @@ func (in *installer) firstReconcile(c *cli.Context) error {
 		return err
 	}
 	timeout := c.Duration("timeout")
-	ctx, cancel := context.WithTimeout(c.Context, timeout)
+	ctx, cancel := passContext(c.Context, timeout)
 	defer cancel()
 	unlock, _, err := st.LockReconcile(true, timeout)
 	if err != nil {
@@ -238,7 +238,7 @@ func (in *installer) firstReconcile(c *cli.Context) error {
 	rep, err := in.reconcileOnce(ctx, st, knobs)
 	unlock()
 	if err != nil {
-		return fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; fix it and run vpcctl install again", classifyRunError(err))
+		return fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; fix it and run vpcctl install again", classifyRunError(ctx, err))
 	}
 	status, err := loadStatus(st, knobs, time.Now())
 	if err != nil {

@@ -83,7 +83,7 @@ func migrateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	unlock, held, err := st.LockReconcile(true, c.Duration("timeout"))
 	if err != nil || !held {
@@ -92,7 +92,7 @@ func migrateAction(c *cli.Context) error {
 	defer unlock()
 	runner, err := newRunner(ctx, st, in)
 	if err != nil {
-		return classifyRunError(err)
+		return classifyRunError(ctx, err)
 	}
 	out := &Migrated{Checkpoint: c.String("checkpoint"), DryRun: c.Bool("dry-run"), Pods: []MigratedPod{}}
 	err = migrate(ctx, runner, pods, c.Bool("force"), out)

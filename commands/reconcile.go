@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -97,7 +96,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	if !dryRun {
 		unlock, held, err := st.LockReconcile(wait, c.Duration("timeout"))
@@ -116,7 +115,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	}
 	runner, err := newRunner(ctx, st, in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
-		return nil, classifyRunError(err)
+		return nil, classifyRunError(ctx, err)
 	}
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
 	warnChanges(c, rep)
@@ -124,7 +123,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		collectGarbage(c, st)
 		writeMetricsAfterPass(c, st)
 	}
-	return rep, classifyRunError(err)
+	return rep, classifyRunError(ctx, err)
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {

@@ -81,7 +81,7 @@ func rebuildAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	unlock, held, err := st.LockReconcile(true, c.Duration("timeout"))
 	if err != nil || !held {
@@ -128,7 +128,7 @@ func rebuild(ctx context.Context, c *cli.Context, st *store.Store, in settings.I
 	}
 	runner, err := newRunner(ctx, st, in)
 	if err != nil {
-		return out, classifyRunError(err)
+		return out, classifyRunError(ctx, err)
 	}
 	now := time.Now()
 	rep, err := runner.Adopt(ctx, func(tx *store.Tx) error {

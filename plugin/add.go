@@ -92,8 +92,10 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		if err != nil {
 			return err
 		}
-		cooldown := knobs.Pool.Cooldown
-		a, takeErr = tx.Take(want, c.now(), cooldown)
+		// Custom networking is honoured here, not only once a pass has
+		// marked the primary ENI not ready: it is this invocation's knob.
+		cooldown, first := knobs.Pool.Cooldown, pool.FirstPodDevice(knobs.Pool)
+		a, takeErr = tx.TakeFrom(want, c.now(), cooldown, first)
 		if errors.Is(takeErr, store.ErrNoFreeAddress) {
 			c.low = true // committed so that metrics count the ADDs the pool could not serve
 			return tx.AddCounter(CounterNoFreeAddress, 1)
@@ -101,7 +103,7 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		if takeErr != nil {
 			return takeErr
 		}
-		enough, err := tx.AvailableAtLeast(pool.FreeTarget(c.limits, knobs.Pool), c.now(), cooldown)
+		enough, err := tx.AvailableAtLeastFrom(pool.FreeTarget(c.limits, knobs.Pool), c.now(), cooldown, first)
 		c.low = !enough
 		if err != nil {
 			return err

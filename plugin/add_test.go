@@ -218,3 +218,28 @@ func TestStoreErrorsMapToCNICodes(t *testing.T) {
 		t.Fatalf("a CNI error was rewrapped: %v", err)
 	}
 }
+
+// Custom networking is this invocation's knob: the moment it is on, ADD
+// leaves the primary ENI's free addresses alone, although no pass has yet
+// marked the primary not ready, and an ADD that finds only those says the
+// pool is empty.
+func TestAddUnderCustomNetworkingSkipsThePrimaryENIBeforeAnyPass(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10", "100.64.0.11"), eni(1, "100.64.1.20"))
+	t.Setenv("AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG", "true")
+	if ip := n.add("c1"); ip.String() != "100.64.1.20" {
+		t.Fatalf("ADD got %s; want 100.64.1.20 on the secondary ENI, not the primary's .10", ip)
+	}
+	_, err := n.run("ADD", n.args("c2", n.conf("1.1.0", nil)))
+	wantCode(t, err, types.ErrTryAgainLater, "no free address")
+	if n.state("100.64.0.10") != pool.Free || n.state("100.64.0.11") != pool.Free {
+		t.Fatal("an ADD under custom networking took an address of the primary ENI")
+	}
+	// STATUS agrees: the primary's addresses are not the pods'.
+	_, err = n.run("STATUS", n.args("", n.conf("1.1.0", nil)))
+	wantCode(t, err, 50, "no free address")
+
+	t.Setenv("AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG", "false")
+	if ip := n.add("c2"); ip.String() != "100.64.0.10" {
+		t.Fatalf("custom networking off: ADD got %s, want the primary's .10", ip)
+	}
+}

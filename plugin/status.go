@@ -47,7 +47,7 @@ func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now 
 	if err != nil {
 		return err
 	}
-	if _, _, _, ok := pool.PickAddress(snap, now, knobs.Pool.Cooldown); ok {
+	if _, _, _, ok := pool.PickPodAddress(snap, now, knobs.Pool); ok {
 		return nil
 	}
 	if !c.cfg.inlineGrow() {

@@ -9,9 +9,30 @@ import "time"
 // Only a Free address, or a Cooling one whose cooldown has passed, in a block
 // that is not Releasing, is chosen. ok is false when there is none.
 func PickAddress(s Snapshot, now time.Time, cooldown time.Duration) (eniIndex, blockIndex, addrIndex int, ok bool) {
+	return pickFrom(s, now, cooldown, 0)
+}
+
+// PickPodAddress is PickAddress under the whole configuration: with custom
+// networking nothing on the primary ENI is chosen, even before the
+// reconciler has marked it not ready.
+func PickPodAddress(s Snapshot, now time.Time, c Config) (eniIndex, blockIndex, addrIndex int, ok bool) {
+	return pickFrom(s, now, c.Cooldown, FirstPodDevice(c))
+}
+
+// FirstPodDevice is the lowest device index whose addresses pods may have:
+// 1 under custom networking (the primary ENI carries no pods), else 0. The
+// store's take skips the lower devices with one seek of its avail index.
+func FirstPodDevice(c Config) int {
+	if c.CustomNetworking {
+		return 1
+	}
+	return 0
+}
+
+func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int) (eniIndex, blockIndex, addrIndex int, ok bool) {
 	for _, e := range deviceOrder(s.ENIs) {
 		eni := &s.ENIs[e]
-		if !eni.Ready {
+		if !eni.Ready || eni.DeviceIndex < firstDevice {
 			continue
 		}
 		for b := range eni.Blocks {

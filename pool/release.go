@@ -24,7 +24,11 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 	r := releaseSet{blocks: make([][]int, len(t.enis))}
 	for i := len(t.enis) - 1; i >= 0; i-- {
 		e := &t.enis[i]
-		if e.pos < 0 || e.excluded {
+		if e.pos < 0 {
+			continue
+		}
+		if e.excluded {
+			p.tryExcluded(t, i, &r)
 			continue
 		}
 		if p.rule == eniTargetRule || e.slots == 0 {
@@ -34,6 +38,30 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 		p.tryBlocks(t, i, &r)
 	}
 	return r
+}
+
+// tryExcluded gives back every wholly free block of the primary ENI under
+// custom networking: it held them before the knob was turned on, and no pod
+// may have them now, so no rule keeps them. They count as excess (and wait
+// for the release delay like any excess); a block a pod still holds, or that
+// is cooling, goes once it is free.
+func (p *policy) tryExcluded(t *tally, i int, r *releaseSet) {
+	e := &t.enis[i]
+	blocks := p.in.Snapshot.ENIs[e.pos].Blocks
+	var chosen []int
+	for b := range blocks {
+		blk := &blocks[b]
+		if blk.Releasing || !countBlock(blk, p.in.Now, p.in.Config.Cooldown).releasable(blk) {
+			continue
+		}
+		chosen = append(chosen, b)
+		r.addrs += len(blk.Addrs)
+		e.slots--
+	}
+	if len(chosen) > 0 {
+		r.blocks[i] = chosen
+		r.n++
+	}
 }
 
 // tryWholeENI deletes an ENI (never the primary) that holds nothing a pod

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -26,14 +27,36 @@ func TestCustomNetworkingNeverGrowsThePrimaryENI(t *testing.T) {
 		t.Errorf("figures %+v: the primary's addresses counted free, or max pods not (3-1)*(4-1)+2 = 8", p.Figures)
 	}
 	s.apply(p)
-	s.steady()
-	for _, a := range s.in.Snapshot.ENIs[0].Blocks {
-		if a.Releasing {
-			t.Errorf("the primary's block %s is released by the policy; it is left alone", a.CIDR)
-		}
+	if p := s.plan(); len(p.Actions) != 0 || p.Figures.Excess != 2 {
+		t.Fatalf("grown: %+v, excess %d; want nothing yet, the primary's 2 addresses excess", p.Actions, p.Figures.Excess)
 	}
-	if len(s.in.Snapshot.ENIs[0].Blocks) != 2 {
-		t.Errorf("the primary ENI has %d blocks, want its 2 untouched", len(s.in.Snapshot.ENIs[0].Blocks))
+}
+
+// Addresses the primary ENI held before custom networking was turned on are
+// nobody's now: once free for the release delay they go back to EC2 in one
+// Unassign, whatever the targets; one a pod still holds stays until freed.
+func TestCustomNetworkingReleasesThePrimaryENIsFreeAddresses(t *testing.T) {
+	for _, c := range []Config{
+		{WarmENITarget: 1, Cooldown: DefaultCooldown, ReleaseDelay: DefaultReleaseDelay},
+		{WarmIPTarget: 2, Cooldown: DefaultCooldown, ReleaseDelay: DefaultReleaseDelay},
+	} {
+		s := customNetworking(t, c)
+		primary := &s.in.Snapshot.ENIs[0]
+		primary.Blocks = append(primary.Blocks, s.block(false))
+		primary.Blocks[2].Addrs[0].State, primary.Blocks[2].Addrs[0].Owner = Assigned, "old/eth0"
+		s.steady() // grows the secondary ENI; the excess starts waiting
+		s.advance(DefaultReleaseDelay)
+		p := s.plan()
+		want := []Action{{Kind: Unassign, ENIID: primary.ID, Count: 2, Release: []netip.Prefix{primary.Blocks[0].CIDR, primary.Blocks[1].CIDR}}}
+		if !sameActions(p.Actions, want) {
+			t.Fatalf("%+v: actions %+v; want the primary's two free blocks unassigned, the pod's kept", c, p.Actions)
+		}
+		s.apply(p)
+		s.settle()
+		s.advance(DefaultReleaseDelay)
+		if p := s.plan(); !p.Empty() {
+			t.Fatalf("%+v: after the release: %+v; want nothing", c, p.Actions)
+		}
 	}
 }
 

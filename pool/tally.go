@@ -40,7 +40,7 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 	for i := range s.ENIs {
 		e := &s.ENIs[i]
 		hasPrimary = hasPrimary || e.Primary()
-		excluded := e.Primary() && c.CustomNetworking
+		excluded := e.DeviceIndex < FirstPodDevice(c)
 		et := t.addENI(i, e, now, c.Cooldown, excluded)
 		et.noGrow = excluded || now.Before(s.FullSubnets[e.SubnetID])
 		t.enis = append(t.enis, et)

@@ -67,15 +67,7 @@ func (r *Runner) refreshVPCCIDRs(ctx context.Context, node store.Node) store.Nod
 		return node
 	}
 	node.VPCCIDRs = cidrs
-	err = r.Store.Update(func(tx *store.Tx) error {
-		stored, known, err := tx.Node()
-		if err != nil || !known {
-			return err
-		}
-		stored.VPCCIDRs = cidrs
-		return tx.PutNode(stored)
-	})
-	if err != nil {
+	if err := r.updateNode(func(n *store.Node) { n.VPCCIDRs = cidrs }); err != nil {
 		r.log().Info("VPC CIDRs not stored", "err", err)
 	}
 	return node

@@ -76,6 +76,7 @@ func (r *Runner) place(ctx context.Context, node store.Node, cfg settings.Effect
 	if err != nil {
 		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", node.VPCID, node.AZ, err)
 	}
+	subnets = cloud.ForCluster(subnets, node.SubnetID, cfg.ClusterName)
 	for i := range steps {
 		s := &steps[i]
 		if s.Kind != pool.CreateENI || !s.Place.discover {
@@ -184,6 +185,7 @@ func (r *Runner) roomElsewhere(ctx context.Context, node store.Node, cfg setting
 		rep.Failed = append(rep.Failed, "subnet discovery: "+err.Error())
 		return false
 	}
+	subnets = cloud.ForCluster(subnets, node.SubnetID, cfg.ClusterName)
 	full := map[string]time.Time{}
 	for id, t := range rep.fullSubnets {
 		full[id] = t

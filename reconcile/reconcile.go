@@ -155,6 +155,7 @@ func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
 	r.setupHosts(node, cfg, rep)
 	if !opts.GrowOnly {
 		r.ensureNodeRules(ctx, node, rep) // the plugin's inline grows leave them to the next full pass
+		r.followPrimaryGroups(ctx, node, cfg, rep)
 		r.sweepLeaked(ctx, node, rep)
 	}
 	return err

@@ -51,6 +51,14 @@ func (a Assignment) normalize() (Assignment, error) {
 // avail index is ordered that way, so the first usable entry is the choice.
 // ErrNoFreeAddress when there is none.
 func (t *Tx) Take(a Assignment, now time.Time, cooldown time.Duration) (Assignment, error) {
+	return t.TakeFrom(a, now, cooldown, 0)
+}
+
+// TakeFrom is Take among the ENIs of device index firstDevice and above
+// (pool.FirstPodDevice: 1 under custom networking, whose primary ENI carries
+// no pods). The avail index is keyed by device first, so skipping the lower
+// devices is one seek, not a look at each of their addresses.
+func (t *Tx) TakeFrom(a Assignment, now time.Time, cooldown time.Duration, firstDevice int) (Assignment, error) {
 	a, err := a.normalize()
 	if err != nil {
 		return a, err
@@ -60,7 +68,7 @@ func (t *Tx) Take(a Assignment, now time.Time, cooldown time.Duration) (Assignme
 	}
 	cooling := 0
 	c := t.bucket(bAvail).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(availFrom(firstDevice)); k != nil; k, v = c.Next() {
 		state, since, err := decodeAvail(v)
 		if err != nil {
 			return a, err

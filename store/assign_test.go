@@ -236,8 +236,9 @@ func takeAndCompare(rt *rapid.T, tx *Tx, key string, now time.Time, cooldown tim
 	if err != nil {
 		return err
 	}
-	wantENI, wantIP, ok := refPick(snap, now, cooldown)
-	got, err := tx.Take(Assignment{Key: key}, now, cooldown)
+	c := pool.Config{Cooldown: cooldown, CustomNetworking: rapid.Bool().Draw(rt, "custom")}
+	wantENI, wantIP, ok := refPick(snap, now, c)
+	got, err := tx.TakeFrom(Assignment{Key: key}, now, cooldown, pool.FirstPodDevice(c))
 	switch {
 	case !ok && !errors.Is(err, ErrNoFreeAddress):
 		rt.Fatalf("Take = %+v, %v; the rule finds nothing", got, err)
@@ -296,6 +297,11 @@ func TestAvailableAtLeastFollowsTheIndex(t *testing.T) {
 			if err != nil || got != c.want {
 				t.Errorf("AvailableAtLeast(%d, +%v) = %v, %v; want %v", c.n, c.now.Sub(t0), got, err, c.want)
 			}
+		}
+		// From device 1 (custom networking) the primary's two usable
+		// addresses do not count, and device 1 is not ready.
+		if got, err := tx.AvailableAtLeastFrom(1, t0.Add(cooldown), cooldown, 1); err != nil || got {
+			t.Errorf("AvailableAtLeastFrom(1, device 1) = %v, %v; want false", got, err)
 		}
 		return nil
 	})

@@ -10,12 +10,18 @@ import (
 // (free, or cooled down, on ready ENIs, outside releasing blocks). It stops
 // counting at n, so the plugin can ask after every ADD at little cost.
 func (t *Tx) AvailableAtLeast(n int, now time.Time, cooldown time.Duration) (bool, error) {
+	return t.AvailableAtLeastFrom(n, now, cooldown, 0)
+}
+
+// AvailableAtLeastFrom is AvailableAtLeast counting only the ENIs of device
+// index firstDevice and above, as TakeFrom takes.
+func (t *Tx) AvailableAtLeastFrom(n int, now time.Time, cooldown time.Duration, firstDevice int) (bool, error) {
 	if n <= 0 {
 		return true, nil
 	}
 	seen := 0
 	c := t.bucket(bAvail).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(availFrom(firstDevice)); k != nil; k, v = c.Next() {
 		state, since, err := decodeAvail(v)
 		if err != nil {
 			return false, err

@@ -64,6 +64,9 @@ func availKey(dev int, ip netip.Addr) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(dev)), ipKey(ip)...)
 }
 
+// availFrom is where the avail entries of device dev and above begin.
+func availFrom(dev int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(max(dev, 0))) }
+
 func parseAvailKey(k []byte) (int, netip.Addr, error) {
 	if len(k) < 4 {
 		return 0, netip.Addr{}, fmt.Errorf("bad avail key %x", k)

@@ -121,10 +121,10 @@ func mustTake(t testing.TB, tx *Tx, key string, now time.Time, cooldown time.Dur
 	return a
 }
 
-// refPick is the policy's choice (pool.PickAddress) over a snapshot; Take
-// must make the same one without reading the snapshot.
-func refPick(s pool.Snapshot, now time.Time, cooldown time.Duration) (string, netip.Addr, bool) {
-	e, b, a, ok := pool.PickAddress(s, now, cooldown)
+// refPick is the policy's choice (pool.PickPodAddress) over a snapshot;
+// TakeFrom must make the same one without reading the snapshot.
+func refPick(s pool.Snapshot, now time.Time, c pool.Config) (string, netip.Addr, bool) {
+	e, b, a, ok := pool.PickPodAddress(s, now, c)
 	if !ok {
 		return "", netip.Addr{}, false
 	}
