@@ -39,8 +39,8 @@ type BucketRate struct{ Rate, Burst float64 }
 // 12 calls) with room for retries, instead of making an inline grow wait for
 // tokens.
 var (
-	defaultDescribeRate = BucketRate{Rate: 2, Burst: 20}
-	defaultMutatingRate = BucketRate{Rate: 2, Burst: 20}
+	DefaultDescribeBudget = BucketRate{Rate: 2, Burst: 20}
+	DefaultMutatingBudget = BucketRate{Rate: 2, Burst: 20}
 )
 
 // budgetMiddleware takes a token before every EC2 attempt (after the retry

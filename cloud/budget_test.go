@@ -54,7 +54,7 @@ func TestBudgetBucketsPerAction(t *testing.T) {
 	if len(b.buckets) != len(want) || b.buckets[0] != want[0] || b.buckets[1] != want[1] || b.buckets[2] != want[2] {
 		t.Fatalf("buckets taken %v, want %v", b.buckets, want)
 	}
-	if b.rates[BucketDescribe] != defaultDescribeRate || b.rates[BucketMutating] != defaultMutatingRate {
+	if b.rates[BucketDescribe] != DefaultDescribeBudget || b.rates[BucketMutating] != DefaultMutatingBudget {
 		t.Fatalf("rates %v", b.rates)
 	}
 }

@@ -124,10 +124,10 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("cloud: PageSize %d out of EC2's range 5..1000", opts.PageSize)
 	}
 	if opts.DescribeBudget == (BucketRate{}) {
-		opts.DescribeBudget = defaultDescribeRate
+		opts.DescribeBudget = DefaultDescribeBudget
 	}
 	if opts.MutatingBudget == (BucketRate{}) {
-		opts.MutatingBudget = defaultMutatingRate
+		opts.MutatingBudget = DefaultMutatingBudget
 	}
 	return &Client{opts: opts, now: time.Now}, nil
 }

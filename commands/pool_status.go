@@ -34,6 +34,7 @@ type PoolStatus struct {
 	GrowBlocked   string           `json:"growBlocked,omitempty"`
 	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
 	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
+	EC2Reads      *EC2Reads        `json:"ec2Reads,omitempty"`
 	NodeRules     *NodeRulesState  `json:"nodeRules,omitempty"`
 }
 
@@ -133,6 +134,7 @@ type storedState struct {
 	settings store.Settings
 	waiting  int
 	last     *store.ReconcileReport
+	meta     store.PoolMeta
 }
 
 // loadStatus reads the store and computes the figures with the knobs as
@@ -164,6 +166,7 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 	s.Initialized, s.Node = true, nodeStatus(ss.node)
 	rules := nodeRulesState(ss.node, in)
 	s.NodeRules = &rules
+	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
 	if now.Before(ss.snap.GrowBlockedUntil) {
@@ -206,6 +209,9 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 		return ss, err
 	}
 	if ss.settings, err = tx.Settings(); err != nil {
+		return ss, err
+	}
+	if ss.meta, err = tx.PoolMeta(); err != nil {
 		return ss, err
 	}
 	as, err := tx.Assignments()

@@ -36,6 +36,7 @@ func statusTable(t *table, s PoolStatus) {
 		t.row("NEXT RECONCILE", describeAction(a))
 	}
 	lastPassRow(t, s.LastReconcile)
+	ec2ReadsRow(t, s.LastReconcile, s.EC2Reads)
 	t.row("PODS", fmt.Sprintf("%d assignments, %d EC2 intents in flight", s.Assignments, s.Intents))
 	t.blank()
 	t.row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING")
@@ -94,6 +95,34 @@ func lastPassRow(t *table, r *LastPass) {
 		line += "; error: " + r.Error
 	}
 	t.row("LAST RECONCILE", line)
+}
+
+// ec2ReadsRow: where the last pass read the ENIs, when EC2 was last read
+// and when the safety net reads it next.
+func ec2ReadsRow(t *table, last *LastPass, r *EC2Reads) {
+	if r == nil {
+		return
+	}
+	var parts []string
+	if last != nil && last.Observed != "" {
+		parts = append(parts, "last pass read "+last.Observed)
+	}
+	if r.LastRead.IsZero() {
+		parts = append(parts, "EC2 never read yet")
+	} else {
+		parts = append(parts, fmt.Sprintf("EC2 last read %s (%s ago)", r.LastRead.Format(time.RFC3339),
+			time.Since(r.LastRead).Round(time.Second)))
+	}
+	switch {
+	case r.EveryPass:
+		parts = append(parts, "every pass reads EC2 (VPC_CNI_EC2_RESYNC_INTERVAL=0)")
+	case r.ConfirmNeeded:
+		parts = append(parts, "the next pass reads EC2 to confirm this node's changes")
+	case !r.NextDue.IsZero():
+		parts = append(parts, fmt.Sprintf("safety net due %s (in %s)", r.NextDue.Format(time.RFC3339),
+			max(time.Until(r.NextDue), 0).Round(time.Second)))
+	}
+	t.row("EC2 READS", strings.Join(parts, "; "))
 }
 
 // knobRows: every knob as this command resolves it, and as the last pass

@@ -37,6 +37,10 @@ Example (the seed's case):
 			&cli.IntSliceFlag{Name: "cluster", Usage: "cluster mode: node counts (repeat); each node's policy model scales up to --pods-per-node at once, then rests --rest, against one account"},
 			&cli.IntFlag{Name: "pods-per-node", Value: 30, Usage: "cluster mode: pods per node"},
 			&cli.DurationFlag{Name: "rest", Value: 2 * time.Hour, Usage: "cluster mode: time at rest after the scale-up (calls at rest are counted over its second half)"},
+			&cli.BoolFlag{Name: "together", Usage: "cluster mode: the nodes booted together (timers in step) instead of spread over the interval"},
+			&cli.DurationFlag{Name: "timer-jitter", Usage: "cluster mode: delay each timer pass by up to this much (systemd RandomizedDelaySec)"},
+			&cli.StringFlag{Name: "throttle-backoff", Value: "off",
+				Usage: `cluster mode: growth's back-off after RequestLimitExceeded, "BASE/MAX" (doubling) or "off"`},
 		},
 		Before: noArgs,
 		Action: simWhatif,
@@ -142,14 +146,20 @@ func parseTargets(ts []string) ([]map[string]string, error) {
 
 // simCluster runs cluster mode and prints its table.
 func simCluster(c *cli.Context, nodes []int, grid []whatif.Setting, o whatif.Options) error {
-	o.Rest = c.Duration("rest")
+	o.Rest, o.TimerJitter = c.Duration("rest"), c.Duration("timer-jitter")
+	b, err := parseBackoff(c.String("throttle-backoff"))
+	if err != nil {
+		return err
+	}
+	o.ThrottleBackoff = b
 	var rs []whatif.ClusterResult
 	for _, n := range nodes {
 		if n < 1 {
 			return usagef("--cluster %d: want a positive number of nodes", n)
 		}
 		for _, s := range grid {
-			r, err := whatif.Cluster(s, whatif.ClusterOptions{Options: o, Nodes: n, PodsPerNode: c.Int("pods-per-node")})
+			r, err := whatif.Cluster(s, whatif.ClusterOptions{Options: o, Nodes: n, PodsPerNode: c.Int("pods-per-node"),
+				Together: c.Bool("together")})
 			if err != nil {
 				return err
 			}
@@ -159,4 +169,18 @@ func simCluster(c *cli.Context, nodes []int, grid []whatif.Setting, o whatif.Opt
 	fmt.Fprintf(c.App.Writer, "scale-up from empty %s nodes to %d pods each, then %s at rest, one account\n",
 		o.InstanceType, c.Int("pods-per-node"), o.Rest)
 	return whatif.WriteClusterTable(c.App.Writer, rs)
+}
+
+// parseBackoff reads --throttle-backoff: "off" or "BASE/MAX".
+func parseBackoff(s string) (whatif.Backoff, error) {
+	if s == "off" {
+		return whatif.Backoff{}, nil
+	}
+	base, maxText, ok := strings.Cut(s, "/")
+	b, err1 := time.ParseDuration(base)
+	m, err2 := time.ParseDuration(maxText)
+	if !ok || err1 != nil || err2 != nil || b <= 0 || m < b {
+		return whatif.Backoff{}, usagef(`--throttle-backoff %q: want "off" or BASE/MAX durations such as 5s/2m, MAX at least BASE`, s)
+	}
+	return whatif.Backoff{Base: b, Max: m}, nil
 }

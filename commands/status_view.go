@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -154,11 +155,31 @@ type LastPass struct {
 	Error         string         `json:"error,omitempty"`
 	Cause         string         `json:"cause,omitempty"` // what the error means: credentials, endpoint, throttling ...
 	LastLeakSweep time.Time      `json:"lastLeakSweep,omitzero"`
+	Observed      string         `json:"observed,omitempty"` // where it read the ENIs: "imds" or "ec2: <why>"
+}
+
+// EC2Reads is when the passes read the node's ENIs from EC2 rather than IMDS
+// (reconcile/observe.go): the last read, and when the safety net makes the
+// next at the latest (zero when every pass reads EC2); ConfirmNeeded: the
+// next pass reads EC2 to confirm this node's changes.
+type EC2Reads struct {
+	LastRead      time.Time `json:"lastRead,omitzero"`
+	NextDue       time.Time `json:"nextDue,omitzero"`
+	EveryPass     bool      `json:"everyPass,omitempty"`
+	ConfirmNeeded bool      `json:"confirmNeeded,omitempty"`
+}
+
+func ec2Reads(node store.Node, meta store.PoolMeta, resync time.Duration) *EC2Reads {
+	r := &EC2Reads{LastRead: meta.LastEC2Describe, EveryPass: resync <= 0, ConfirmNeeded: meta.ConfirmNeeded}
+	if !r.EveryPass && !meta.LastEC2Describe.IsZero() {
+		r.NextDue = reconcile.ResyncDue(node.InstanceID, meta.LastEC2Describe, resync)
+	}
+	return r
 }
 
 func lastPass(r store.ReconcileReport) *LastPass {
 	p := &LastPass{Time: r.Time, Duration: duration(r.Duration), Actions: r.Actions, Calls: r.Calls,
-		Outcome: "ok", Error: r.Error, Cause: r.Cause, LastLeakSweep: r.LastLeakSweep}
+		Outcome: "ok", Error: r.Error, Cause: r.Cause, LastLeakSweep: r.LastLeakSweep, Observed: r.Observed}
 	if p.Calls == nil {
 		p.Calls = map[string]int{}
 	}

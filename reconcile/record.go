@@ -57,7 +57,7 @@ func (r *Runner) reportOf(rep *Report, err error) store.ReconcileReport {
 		calls[c]++
 	}
 	sr := store.ReconcileReport{Time: rep.Time, Duration: rep.Duration, Actions: len(rep.Plan.Actions), Calls: calls,
-		LastLeakSweep: rep.lastLeakSweep}
+		LastLeakSweep: rep.lastLeakSweep, Observed: rep.Observed}
 	if err != nil {
 		sr.Error, sr.Cause = err.Error(), Cause(err)
 	}

@@ -64,7 +64,8 @@ type ReconcileReport struct {
 	Actions  int            `json:"actions"`
 	Calls    map[string]int `json:"calls,omitempty"` // EC2 action -> calls
 	Error    string         `json:"error,omitempty"`
-	Cause    string         `json:"cause,omitempty"` // what the error means: a cloud.Kind name, "identity", "config", "state"
+	Cause    string         `json:"cause,omitempty"`    // what the error means: a cloud.Kind name, "identity", "config", "state"
+	Observed string         `json:"observed,omitempty"` // where the pass read the ENIs: "imds" or "ec2: <why>"
 
 	LastLeakSweep time.Time `json:"lastLeakSweep,omitempty"` // the hourly leaked-ENI sweep's last run
 }

@@ -16,6 +16,9 @@ type ClusterOptions struct {
 	Options
 	Nodes       int
 	PodsPerNode int
+	// Together: the nodes booted together, so their timers start in step
+	// (an autoscaler's scale-up) instead of spread over the interval.
+	Together bool
 }
 
 // ClusterResult is what one setting cost the account.
@@ -26,6 +29,11 @@ type ClusterResult struct {
 	Throttled map[string]int // calls the account refused, by action
 	Calls     map[string]int // every call, by action
 	Unserved  int            // pods still without an address at the end
+	Wasted    int            // throttled calls, and calls whose work a throttled call undid
+	NoBudget  int            // calls the nodes' budgets held back past the deadline
+	// BudgetWait: the longest time one node's calls waited for its budget
+	// in all.
+	BudgetWait time.Duration
 	// RestPerSecond: non-mutating calls per second over the rest period.
 	RestPerSecond float64
 }
@@ -44,8 +52,11 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 			return res, err
 		}
 		no := o.Options
-		no.TimerPhase = time.Duration(int64(s.Interval) * int64(i) / int64(o.Nodes))
+		if !o.Together {
+			no.TimerPhase = time.Duration(int64(s.Interval) * int64(i) / int64(o.Nodes))
+		}
 		r := newRunner(n, w, s, no, acct)
+		r.id = n.id
 		if err := r.start(); err != nil {
 			return res, err
 		}
@@ -70,6 +81,9 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 			_ = r.finish() // pods left unserved are counted, not an error, in a cluster
 			res.ScaleUp = max(res.ScaleUp, r.res.MaxWait)
 			res.Unserved += r.res.Unserved
+			res.Wasted += r.res.Wasted
+			res.NoBudget += r.res.NoBudget
+			res.BudgetWait = max(res.BudgetWait, r.res.BudgetWait)
 			heap.Pop(&q)
 			continue
 		}
@@ -110,7 +124,7 @@ func (q *runQueue) Pop() any {
 // WriteClusterTable prints one row per result.
 func WriteClusterTable(w io.Writer, rs []ClusterResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODES\tSETTING\tREST CALLS/S\tSCALE-UP\tUNSERVED\tTHROTTLED\tDESCRIBES\tMUTATING")
+	fmt.Fprintln(tw, "NODES\tSETTING\tREST CALLS/S\tSCALE-UP\tUNSERVED\tTHROTTLED\tWASTED\tDESCRIBES\tMUTATING\tBUDGET WAIT")
 	for _, r := range rs {
 		thr, desc, mut := 0, 0, 0
 		for _, v := range r.Throttled {
@@ -123,8 +137,8 @@ func WriteClusterTable(w io.Writer, rs []ClusterResult) error {
 				desc += v
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\n", r.Nodes, r.Setting.Label(), r.RestPerSecond,
-			r.ScaleUp.Round(time.Second), r.Unserved, thr, desc, mut)
+		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Nodes, r.Setting.Label(), r.RestPerSecond,
+			r.ScaleUp.Round(time.Second), r.Unserved, thr, r.Wasted, desc, mut, r.BudgetWait.Round(time.Second))
 	}
 	return tw.Flush()
 }

@@ -45,6 +45,11 @@ type modelNode struct {
 	lastDescribe, lastSweep time.Time
 	lastChange              time.Time     // this node's last change in EC2
 	imdsLag                 time.Duration // IMDS shows a change this long after it
+
+	budget    *nodeBudget   // the node's client-side EC2 budget
+	late      time.Duration // how long this pass has waited for the budget so far
+	backoff   Backoff       // growth's back-off after EC2 throttled it
+	throttles int           // throttled growth passes in a row
 }
 
 // newModelNode is a node of o's instance type with the knobs of env.
@@ -61,10 +66,14 @@ func newModelNode(id string, env map[string]string, o Options) (*modelNode, erro
 	if !cloud.PrefixCapable(hypervisor) {
 		cfg.Pool.PrefixDelegation = false // as a pass does
 	}
+	budget, err := newNodeBudget(env)
+	if err != nil {
+		return nil, err
+	}
 	c := &vclock{t: epoch()}
 	n := &modelNode{clock: c, id: id, limits: pool.Limits{MaxENIs: enis, IPv4PerENI: perENI}, cfg: cfg,
 		latency: o.ENILatency, imdsLag: o.IMDSLag, seen: map[string]time.Time{}, waiters: map[string]bool{}, calls: map[string]int{},
-		nextAddr: netip.MustParseAddr("100.64.0.16")}
+		nextAddr: netip.MustParseAddr("100.64.0.16"), budget: budget, backoff: o.ThrottleBackoff}
 	n.snap.ENIs = []pool.ENI{{ID: n.eniID(), DeviceIndex: 0, Ready: true, CreatedAt: c.t}}
 	return n, nil
 }
@@ -81,23 +90,40 @@ func (n *modelNode) eniID() string {
 	return fmt.Sprintf("eni-%s-%d", n.id, n.nextENI)
 }
 
-// call makes one EC2 call; false when the account refuses it.
-func (n *modelNode) call(action string, acct *Account, res *passResult) bool {
-	n.calls[action]++
-	if !acct.Take(action, n.clock.t) {
-		res.throttled++
-		return false
+// Outcomes of a call.
+const (
+	callOK        = iota
+	callThrottled // the account refused it: RequestLimitExceeded
+	callNoBudget  // the node's budget had no token before the deadline: not sent
+)
+
+// call makes one EC2 call: a token of the node's budget (waiting for it as
+// the client does, so the call goes out later in the pass), then one of the
+// account's. The pass's changes still take effect at its start.
+func (n *modelNode) call(action string, acct *Account, res *passResult) int {
+	wait, ok := n.budget.take(action, n.clock.t.Add(n.late), passDeadline-n.late)
+	if !ok {
+		res.noBudget++
+		return callNoBudget
 	}
-	return true
+	n.late += wait
+	res.budgetWait += wait
+	n.calls[action]++
+	if !acct.Take(action, n.clock.t.Add(n.late)) {
+		res.throttled++
+		return callThrottled
+	}
+	return callOK
 }
 
 func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 	var res passResult
 	now := n.clock.t
+	n.late = 0
 	imds := n.cfg.EC2Resync > 0
 	if !imds || n.lastDescribe.IsZero() || now.Sub(n.lastChange) < n.imdsLag ||
 		!now.Before(reconcile.ResyncDue(n.id, n.lastDescribe, n.cfg.EC2Resync)) {
-		if !n.call("DescribeNetworkInterfaces", acct, &res) {
+		if n.call("DescribeNetworkInterfaces", acct, &res) != callOK {
 			return res, nil // the pass fails; the next one reads again
 		}
 		n.lastDescribe, imds = now, false
@@ -109,7 +135,7 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 	}
 	n.snap.ExcessSince = plan.ExcessSince
 	if imds && slices.ContainsFunc(actions, func(a pool.Action) bool { return a.Kind == pool.DeleteENI }) {
-		if !n.call("DescribeNetworkInterfaces", acct, &res) {
+		if n.call("DescribeNetworkInterfaces", acct, &res) != callOK {
 			return res, nil
 		}
 	}
@@ -144,16 +170,26 @@ func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
 		calls = []string{"DetachNetworkInterface", "DeleteNetworkInterface"}
 	}
 	for _, c := range calls {
-		if n.call(c, acct, res) {
+		out := n.call(c, acct, res)
+		if out == callOK {
 			continue
 		}
 		switch c {
 		case "ModifyNetworkInterfaceAttribute":
 			continue // not fatal: the next pass that reads EC2 sets it (not modelled)
 		case "AttachNetworkInterface":
-			n.call("DeleteNetworkInterface", acct, res)
+			res.undone++ // the create, undone by the delete
+			if n.call("DeleteNetworkInterface", acct, res) == callOK {
+				res.undone++
+			}
+		}
+		if out == callThrottled && (a.Kind == pool.CreateENI || a.Kind == pool.Assign) {
+			n.backOff()
 		}
 		return false
+	}
+	if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
+		n.throttles = 0
 	}
 	now := n.clock.t
 	switch a.Kind {
@@ -171,6 +207,15 @@ func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
 		n.snap.ENIs = slices.DeleteFunc(n.snap.ENIs, func(e pool.ENI) bool { return e.ID == a.ENIID })
 	}
 	return true
+}
+
+// backOff holds growth back after EC2 throttled it, as reconcile does
+// (the store's GrowBlockedUntil, which pool.Compute honours).
+func (n *modelNode) backOff() {
+	if until := n.backoff.Until(n.id, n.clock.t, n.throttles); !until.IsZero() {
+		n.snap.GrowBlockedUntil = until
+	}
+	n.throttles++
 }
 
 func (n *modelNode) eni(id string) *pool.ENI {

@@ -143,8 +143,11 @@ type simNode interface {
 
 // passResult is what a run needs to know of a pass.
 type passResult struct {
-	empty     bool // planned nothing and nothing failed
-	throttled int  // calls the account refused
+	empty      bool          // planned nothing and nothing failed
+	throttled  int           // calls the account refused
+	undone     int           // calls whose work was undone: a create whose attach was throttled, and its delete
+	noBudget   int           // calls the node's budget did not let out before the deadline
+	budgetWait time.Duration // time the pass's calls waited for the node's budget
 }
 
 func (n *node) vclock() *vclock          { return n.clock }

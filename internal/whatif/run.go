@@ -3,6 +3,7 @@ package whatif
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sort"
 	"strings"
@@ -35,7 +36,13 @@ type Options struct {
 	IMDSLag      time.Duration // IMDS shows a change to the node's ENIs this long after EC2 made it
 	RefillDelay  time.Duration // an ADD that leaves the pool low starts a pass this much later
 	TimerPhase   time.Duration // the node's first timer pass is at Interval+TimerPhase
-	Rest         time.Duration // run on this much longer after the workload
+	// TimerJitter delays each timer pass by up to this much (systemd's
+	// RandomizedDelaySec: drawn again at each pass, from a hash of the node).
+	TimerJitter time.Duration
+	Rest        time.Duration // run on this much longer after the workload
+	// ThrottleBackoff: the cluster model's growth back-off after EC2
+	// throttled it (zero, as reconcile: none).
+	ThrottleBackoff Backoff
 }
 
 // Result is what one setting cost on one workload.
@@ -51,9 +58,12 @@ type Result struct {
 	Empty      int           // pods that found the pool empty
 	MeanWait   time.Duration // of those pods, until they had an address
 	MaxWait    time.Duration
-	ENIs       int // most ENIs the node held
-	Throttled  int // calls the account's buckets would have refused
-	Unserved   int // pods still without an address at the end (should be 0)
+	ENIs       int           // most ENIs the node held
+	Throttled  int           // calls the account's buckets would have refused
+	Wasted     int           // throttled calls, and calls whose work a throttled call undid
+	NoBudget   int           // calls the node's budget did not let out before the pass's deadline
+	BudgetWait time.Duration // time calls waited for the node's budget, in all
+	Unserved   int           // pods still without an address at the end (should be 0)
 	Adaptive   bool
 	WorkloadID string
 }
@@ -98,6 +108,8 @@ type runner struct {
 	waits   []time.Duration
 
 	t, timer, end, rest time.Duration // the loop's position
+	ticks               int           // timer passes so far
+	id                  string        // the node's name (the timer's jitter)
 	arrivals, leaves    []Pod
 }
 
@@ -138,7 +150,8 @@ func (r *runner) start() error {
 	r.arrivals, r.leaves = r.w.Pods, slices.Clone(r.w.Pods)
 	slices.SortStableFunc(r.leaves, func(a, b Pod) int { return int(a.Leave - b.Leave) })
 	r.leaves = slices.DeleteFunc(r.leaves, func(p Pod) bool { return p.Leave == 0 })
-	r.timer = r.s.Interval + r.o.TimerPhase
+	r.ticks = -1
+	r.timer = r.nextTimer()
 	return nil
 }
 
@@ -162,7 +175,7 @@ func (r *runner) step() (done bool, err error) {
 	}
 	if t >= r.timer || t == r.refill || r.enisDue() {
 		if t >= r.timer {
-			r.timer += r.s.Interval
+			r.timer = r.nextTimer()
 		}
 		if t == r.refill {
 			r.refill = -1
@@ -177,6 +190,24 @@ func (r *runner) step() (done bool, err error) {
 	}
 	r.t = max(next, t+time.Millisecond)
 	return r.t > r.rest, nil
+}
+
+// nextTimer is the timer's next pass: Interval after the last one (the first
+// at Interval+TimerPhase), plus a delay drawn again each time in
+// [0, TimerJitter) as systemd's RandomizedDelaySec does, so the delays add
+// up and nodes started in step drift apart.
+func (r *runner) nextTimer() time.Duration {
+	r.ticks++
+	at := r.timer + r.s.Interval
+	if r.ticks == 0 {
+		at = r.s.Interval + r.o.TimerPhase
+	}
+	if r.o.TimerJitter > 0 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s/%d", r.id, r.ticks)
+		at += time.Duration(h.Sum64() % uint64(r.o.TimerJitter))
+	}
+	return at
 }
 
 // next is the time of the next event.
@@ -268,6 +299,9 @@ func (r *runner) pass(growOnly bool) error {
 	}
 	r.res.Passes++
 	r.res.Throttled += res.throttled
+	r.res.Wasted += res.throttled + res.undone
+	r.res.NoBudget += res.noBudget
+	r.res.BudgetWait += res.budgetWait
 	var still []string
 	for _, k := range r.waiting {
 		ok, _, err := r.n.take(k)
