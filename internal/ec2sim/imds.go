@@ -89,8 +89,29 @@ func (s *Sim) imdsGet(urlPath string) (body, contentType string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	body, ok = lookupTree(s.metadataLeaves(), strings.Trim(p, "/"))
+	p = strings.Trim(p, "/")
+	body, ok = lookupTree(s.leavesFor(p), p)
 	return body, "text/plain", ok
+}
+
+// leavesFor is the part of the metadata tree a path can reach: one
+// interface's leaves for a path under its MAC (a node reads some 70 such
+// paths a pass, and building every ENI's address lists for each would make
+// the emulator, not the client, what a steady-state benchmark measures).
+func (s *Sim) leavesFor(p string) map[string]string {
+	rest, ok := strings.CutPrefix(p, "network/interfaces/macs/")
+	mac, _, _ := strings.Cut(rest, "/")
+	if !ok || mac == "" {
+		return s.metadataLeaves()
+	}
+	leaves := map[string]string{}
+	now := s.now()
+	for _, e := range s.attachedENIs() {
+		if e.mac == mac && s.visible(e.attach.at, now) {
+			s.addENILeaves(leaves, e, now)
+		}
+	}
+	return leaves
 }
 
 // lookupTree serves a leaf's value, or a directory's listing (children with
