@@ -89,7 +89,7 @@ func openStateReadOnly(c *cli.Context) (*store.Store, error) {
 func configFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name: "config", Value: settings.DefaultFile, EnvVars: []string{settings.FileEnv},
-		Usage: "the knobs' file (KEY=VALUE lines); the environment wins over it, `pool warm` overrides over both",
+		Usage: "the knobs' file (KEY=VALUE lines); the environment wins over it, pool warm's overrides over both",
 	}
 }
 
