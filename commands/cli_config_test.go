@@ -80,6 +80,12 @@ func TestConfigFileErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	vpc(t, env, "--config", missing, "--state-dir", dir, "reconcile").want(t, 2, missing)
 	vpc(t, with(env, "VPC_CNI_CONFIG="+missing), "--state-dir", dir, "pool", "status").want(t, 2, missing)
+	// migrate declares --config again; the global one given before it counts.
+	ck := filepath.Join(t.TempDir(), "ipam.json")
+	if err := os.WriteFile(ck, []byte(`{"version":"vpc-cni-ipam/1","allocations":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vpc(t, env, "--config", missing, "--state-dir", dir, "migrate", "--from-aws-node", "--dry-run", "--checkpoint", ck).want(t, 2, missing)
 	bad := writeConfig(t, "WARM_ENI_TARGET=1\nWARM_IP_TARGET=lots\n")
 	vpc(t, env, "--config", bad, "--state-dir", dir, "reconcile").want(t, 2, "WARM_IP_TARGET", bad+":2")
 	typo := writeConfig(t, "WARM_IP_TARGTE=3\n")

@@ -28,20 +28,33 @@ func stateDirFlag() cli.Flag {
 // stateDir is the innermost --state-dir given, else the global one (or its
 // environment variable, or the default).
 func stateDir(c *cli.Context) string {
+	if v, _ := innermostFlag(c, "state-dir"); v != "" {
+		return v
+	}
+	return store.DefaultDir
+}
+
+// innermostFlag is the value of a flag that a command may declare again
+// (--state-dir, --config), and whether it was given (on the command line or
+// in its environment variable): the innermost one given, else the outermost
+// one's default. urfave/cli's c.String and c.IsSet stop at the innermost
+// declaration, given or not, so `vpcctl --config X migrate` would read
+// migrate's default instead of X.
+func innermostFlag(c *cli.Context, name string) (string, bool) {
 	lineage := c.Lineage()
 	for _, ctx := range lineage {
-		if slices.Contains(ctx.LocalFlagNames(), "state-dir") {
-			return ctx.String("state-dir")
+		if slices.Contains(ctx.LocalFlagNames(), name) {
+			return ctx.String(name), true
 		}
 	}
 	// The global flag's env or default: the outermost context that has it
 	// (the very last one is urfave/cli's base context, which has no flags).
 	for i := len(lineage) - 1; i >= 0; i-- {
-		if v := lineage[i].String("state-dir"); v != "" {
-			return v
+		if v := lineage[i].String(name); v != "" {
+			return v, false
 		}
 	}
-	return store.DefaultDir
+	return "", false
 }
 
 // openStore opens the state dir named by --state-dir for writing, creating
@@ -84,7 +97,7 @@ func configFlag() cli.Flag {
 // environment and the configuration file. The default file may be absent; a
 // file named by --config or VPC_CNI_CONFIG must exist. A bad file exits 2.
 func knobInputs(c *cli.Context) (settings.Inputs, error) {
-	f, err := settings.ReadFile(c.String("config"), c.IsSet("config"))
+	f, err := settings.ReadFile(innermostFlag(c, "config"))
 	if err != nil {
 		return settings.Inputs{}, asUsage(err)
 	}

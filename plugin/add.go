@@ -24,6 +24,7 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		return err
 	}
 	defer c.end()
+	_, _ = c.cfg.knobFile() // read now, not inside take's transaction (which holds the store's lock); Knobs reports its error
 	a, err := c.take()
 	if err != nil {
 		c.log.Warn("no address", "err", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -58,8 +59,9 @@ type Config struct {
 	PrevResult types.Result
 	Valid      []types.GCAttachment
 
-	knobs    *settings.File // the configuration file, read once per invocation
-	knobsErr error          // reported by the verbs that act on the knobs
+	// knobFile reads the configuration file, once, for the verbs that act
+	// on the knobs (ADD, STATUS); DEL, CHECK and GC never open it.
+	knobFile func() (*settings.File, error)
 }
 
 // ParseConfig reads stdin. Malformed JSON is a decoding error (code 6); a
@@ -92,7 +94,7 @@ func ParseConfig(stdin []byte) (*Config, error) {
 	if err := c.parsePrevResult(&pc, stdin); err != nil {
 		return nil, err
 	}
-	c.knobs, c.knobsErr = settings.ReadFile(c.configFile())
+	c.knobFile = sync.OnceValues(func() (*settings.File, error) { return settings.ReadFile(c.configFile()) })
 	return c, nil
 }
 
@@ -114,19 +116,22 @@ func (c *Config) configFile() (string, bool) {
 // ADD and STATUS (code 7, naming the variable and where it was set) but never
 // stops a DEL from releasing an address.
 func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
-	if c.knobsErr != nil {
-		return settings.Effective{}, invalid("%v", c.knobsErr)
+	f, err := c.knobFile()
+	if err != nil {
+		return settings.Effective{}, invalid("%v", err)
 	}
-	e, err := settings.Resolve(stored, c.knobInputs())
+	e, err := settings.Resolve(stored, settings.Inputs{Env: os.LookupEnv, File: f})
 	if err != nil {
 		return e, invalid("%v", err)
 	}
 	return e, nil
 }
 
-// knobInputs are the layers under the store's overrides.
+// knobInputs are the layers under the store's overrides (the file as read
+// by Knobs, which the verbs call first; nil if it could not be read).
 func (c *Config) knobInputs() settings.Inputs {
-	return settings.Inputs{Env: os.LookupEnv, File: c.knobs}
+	f, _ := c.knobFile()
+	return settings.Inputs{Env: os.LookupEnv, File: f}
 }
 
 func (c *Config) parsePrevResult(pc *types.PluginConf, stdin []byte) error {
