@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"vpc-cni/internal/logfile"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
@@ -91,7 +92,7 @@ func (c *call) maybeRefill() {
 	// Its log and its one-line summary go to the plugin's log file: nothing
 	// reaches the runtime, whose stdout is the CNI result. The full report is
 	// in the state file (pool status, events).
-	if f, err := os.OpenFile(c.cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+	if f, err := logfile.Open(c.cfg.LogFile); err == nil { // rotated by size, as the plugin's own
 		cmd.Stdout, cmd.Stderr = f, f
 		defer f.Close()
 	}
