@@ -96,8 +96,12 @@ func migrateAction(c *cli.Context) error {
 	}
 	out := &Migrated{Checkpoint: c.String("checkpoint"), DryRun: c.Bool("dry-run"), Pods: []MigratedPod{}}
 	err = migrate(ctx, runner, pods, c.Bool("force"), out)
-	if rerr := render(c, out, func(t *table) { migratedRows(t, out) }); err == nil {
-		err = rerr
+	// A failure before the plan (IMDS, EC2, the store) leaves nothing worth a
+	// table; a refusal's table names every problem.
+	if err == nil || len(out.Failed) > 0 {
+		if rerr := render(c, out, func(t *table) { migratedRows(t, out) }); err == nil {
+			err = rerr
+		}
 	}
 	if err == nil && len(out.Failed) > 0 {
 		err = fmt.Errorf("migrate: %d problems: %v", len(out.Failed), out.Failed)
