@@ -9,7 +9,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
-	"vpc-cni/store"
 )
 
 // Evidence is what EC2 said, beyond the list, about ENIs and blocks a pod
@@ -60,20 +59,20 @@ func held(b pool.Block) bool {
 // longer attached to the node, confirms the ENI gone; an ENI still attached
 // that lacks a block confirms that block gone. Any other answer (an error
 // included) confirms nothing, and the merge keeps what it cannot confirm.
-func (r *Runner) confirmGone(ctx context.Context, node store.Node, snap pool.Snapshot, ids []string, ev *Evidence, rep *Report) {
+func (p *pass) confirmGone(ctx context.Context, snap pool.Snapshot, ids []string, ev *Evidence) {
 	if ev.ENIs == nil {
 		ev.ENIs, ev.Blocks = map[string]string{}, map[netip.Prefix]string{}
 	}
 	for _, id := range ids {
-		rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
-		info, err := r.Cloud.ENIByID(ctx, id)
+		p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+		info, err := p.Cloud.ENIByID(ctx, id)
 		switch {
 		case err != nil && cloud.Classify(err) == cloud.KindNotFound:
 			ev.ENIs[id] = "DescribeNetworkInterfaces by ID answered NotFound"
 		case err != nil:
-			r.log().Warn("confirming an ENI is gone", "eni", id, "err", err)
-		case !info.Attached || info.InstanceID != node.InstanceID:
-			ev.ENIs[id] = fmt.Sprintf("DescribeNetworkInterfaces by ID says it is %s, not attached to %s", info.Status, node.InstanceID)
+			p.log().Warn("confirming an ENI is gone", "eni", id, "err", err)
+		case !info.Attached || info.InstanceID != p.node.InstanceID:
+			ev.ENIs[id] = fmt.Sprintf("DescribeNetworkInterfaces by ID says it is %s, not attached to %s", info.Status, p.node.InstanceID)
 		default:
 			for _, b := range blocksOf(snap, id) {
 				if !slices.Contains(truthBlocks(info), b) {

@@ -15,11 +15,11 @@ import (
 // pass plans from the whole truth. The caller holds the reconcile lock.
 func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*Report, error) {
 	rep := &Report{Time: r.now()}
-	node, cfg, err := r.prepare(ctx, rep)
-	if err != nil {
+	p := &pass{Runner: r, rep: rep}
+	if err := p.prepare(ctx); err != nil {
 		return rep, err
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	truth, err := r.Cloud.InstanceENIs(ctx, p.node.InstanceID)
 	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
 	if err != nil {
 		return rep, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
@@ -35,8 +35,8 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 		if err := writeMerge(tx, snap, merged, findings, now); err != nil {
 			return err
 		}
-		rep.unready = unready(merged.ENIs)
-		if err := persistEffective(tx, cfg, now); err != nil {
+		p.unready = unready(merged.ENIs)
+		if err := persistEffective(tx, p.cfg, now); err != nil {
 			return err
 		}
 		return restore(tx)
@@ -44,7 +44,7 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 	if err != nil {
 		return rep, err
 	}
-	r.setupHosts(node, cfg, rep)
+	p.setupHosts()
 	rep.Duration = r.now().Sub(rep.Time)
 	return rep, nil
 }

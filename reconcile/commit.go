@@ -10,7 +10,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -21,10 +20,10 @@ const subnetBackoff = 2 * time.Minute
 
 // commit records what the EC2 calls achieved, in one transaction against the
 // store as it is now (pods may have come and gone meanwhile).
-func (r *Runner) commit(results []result, rep *Report) error {
-	now := r.now()
+func (p *pass) commit(results []result) error {
+	now := p.now()
 	var firstErr error
-	err := r.Store.Update(func(tx *store.Tx) error {
+	err := p.Store.Update(func(tx *store.Tx) error {
 		for _, res := range results {
 			if err := applyResult(tx, res, now); err != nil {
 				return err
@@ -36,26 +35,26 @@ func (r *Runner) commit(results []result, rep *Report) error {
 		if err := settleConfirm(tx, results); err != nil {
 			return err
 		}
-		return r.noteBackoff(tx, results, rep, now)
+		return p.noteBackoff(tx, results, now)
 	})
 	if err != nil {
 		return fmt.Errorf("recording the results: %w", err)
 	}
-	noteUnready(rep, results, now)
+	p.noteUnready(results, now)
 	return firstErr
 }
 
 // noteUnready keeps the pass's list of ENIs to set up current: new ENIs join
 // it, deleted ones leave it. (setupHosts then needs no second read of the
 // whole pool.)
-func noteUnready(rep *Report, results []result, now time.Time) {
+func (p *pass) noteUnready(results []result, now time.Time) {
 	for _, res := range results {
 		switch {
 		case !res.Done:
 		case res.Kind == pool.CreateENI:
-			rep.unready = append(rep.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now)})...)
+			p.unready = append(p.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now)})...)
 		case res.Kind == pool.DeleteENI:
-			rep.unready = slices.DeleteFunc(rep.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
+			p.unready = slices.DeleteFunc(p.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
 		}
 	}
 }
@@ -124,9 +123,9 @@ func countCall(tx *store.Tx, res result, now time.Time) error {
 // to single IPs for a while (the prefix fallback); growth goes on. A full
 // subnet is marked so; when subnet discovery has another subnet with room
 // (rep.elsewhere), growth goes on there, else the whole node backs off.
-func (r *Runner) noteBackoff(tx *store.Tx, results []result, rep *Report, now time.Time) error {
-	if len(rep.newFull) > 0 {
-		if err := tx.PutFullSubnets(rep.newFull, now); err != nil {
+func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error {
+	if len(p.newFull) > 0 {
+		if err := tx.PutFullSubnets(p.newFull, now); err != nil {
 			return err
 		}
 	}
@@ -134,7 +133,7 @@ func (r *Runner) noteBackoff(tx *store.Tx, results []result, rep *Report, now ti
 		if isGrowth(res.Kind) && res.Prefixes && noFreePrefix(res.Err) {
 			return noteNoPrefixes(tx, now)
 		}
-		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull && rep.elsewhere {
+		if res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull && p.elsewhere {
 			return tx.AddEvent(store.Event{Time: now, Kind: "subnet-full", Message: fmt.Sprintf(
 				"%v; new ENIs go to another subnet of the zone (subnet discovery)", res.Err)})
 		}
@@ -163,9 +162,8 @@ func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time) pool.ENI {
 
 // settle commits the results after noting which subnets ran out of
 // addresses and whether subnet discovery has room elsewhere.
-func (r *Runner) settle(ctx context.Context, node store.Node, cfg settings.Effective, results []result,
-	truth []cloud.ENIInfo, rep *Report) error {
-	rep.newFull = markFull(results, truth, r.now().Add(subnetBackoff))
-	rep.elsewhere = r.roomElsewhere(ctx, node, cfg, rep.newFull, rep)
-	return r.commit(results, rep)
+func (p *pass) settle(ctx context.Context, results []result, truth []cloud.ENIInfo) error {
+	p.newFull = markFull(results, truth, p.now().Add(subnetBackoff))
+	p.elsewhere = p.roomElsewhere(ctx, p.newFull)
+	return p.commit(results)
 }

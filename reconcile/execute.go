@@ -8,7 +8,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
-	"vpc-cni/store"
 )
 
 // result is what one step achieved.
@@ -22,7 +21,7 @@ type result struct {
 
 // execute runs the steps in order. It stops at throttling (later steps would
 // only add load) and at subnet exhaustion for growth.
-func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, truth []cloud.ENIInfo, rep *Report) []result {
+func (p *pass) execute(ctx context.Context, steps []step, truth []cloud.ENIInfo) []result {
 	out := make([]result, 0, len(steps))
 	stopped := false
 	for _, s := range steps {
@@ -36,21 +35,21 @@ func (r *Runner) execute(ctx context.Context, node store.Node, steps []step, tru
 		case s.placeErr != nil:
 			res.Err = s.placeErr
 		case s.Kind == pool.CreateENI:
-			res.Created, res.Err = r.createENI(ctx, node, s, rep)
+			res.Created, res.Err = p.createENI(ctx, s)
 		case s.Kind == pool.Assign:
-			rep.Calls = append(rep.Calls, "AssignPrivateIpAddresses")
-			res.Blocks, res.Err = r.Cloud.AssignAddresses(ctx, s.ENIID, s.Count, s.Prefixes)
+			p.rep.Calls = append(p.rep.Calls, "AssignPrivateIpAddresses")
+			res.Blocks, res.Err = p.Cloud.AssignAddresses(ctx, s.ENIID, s.Count, s.Prefixes)
 			checkpoint(cpAssigned)
 		case s.Kind == pool.Unassign:
-			rep.Calls = append(rep.Calls, "UnassignPrivateIpAddresses")
-			res.Err = r.Cloud.UnassignAddresses(ctx, s.ENIID, s.Release)
+			p.rep.Calls = append(p.rep.Calls, "UnassignPrivateIpAddresses")
+			res.Err = p.Cloud.UnassignAddresses(ctx, s.ENIID, s.Release)
 			checkpoint(cpUnassigned)
 		case s.Kind == pool.DeleteENI:
-			res.Err = r.deleteENI(ctx, node, s.ENIID, truth, rep)
+			res.Err = p.deleteENI(ctx, s.ENIID, truth)
 		}
 		res.Done = res.Err == nil
 		if res.Err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", s.Kind, s.ENIID, res.Err))
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("%s %s: %v", s.Kind, s.ENIID, res.Err))
 			stopped = cloud.Classify(res.Err).StopsPass() || ctx.Err() != nil
 		}
 		out = append(out, res)
@@ -62,31 +61,31 @@ var errSkipped = fmt.Errorf("skipped: an earlier call in this pass failed")
 
 // createENI creates the ENI with its addresses and tags in one call, attaches
 // it and sets delete-on-termination. A failed attach deletes the new ENI.
-func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Report) (*cloud.ENIInfo, error) {
-	rep.Calls = append(rep.Calls, "CreateNetworkInterface")
-	eni, err := r.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
+func (p *pass) createENI(ctx context.Context, s step) (*cloud.ENIInfo, error) {
+	p.rep.Calls = append(p.rep.Calls, "CreateNetworkInterface")
+	eni, err := p.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
 		SubnetID: s.Place.SubnetID, Groups: s.Place.Groups, Count: s.Count, Prefixes: s.Prefixes,
-		InstanceID: node.InstanceID, ClientToken: s.Intent, Now: s.Started,
+		InstanceID: p.node.InstanceID, ClientToken: s.Intent, Now: s.Started,
 		Tags: map[string]string{cloud.TagIntent: s.Intent},
 	})
 	if err != nil {
 		return nil, err
 	}
 	checkpoint(cpCreated)
-	rep.Calls = append(rep.Calls, "AttachNetworkInterface")
-	attachment, err := r.Cloud.AttachENI(ctx, eni.ID, node.InstanceID, s.DeviceIndex)
+	p.rep.Calls = append(p.rep.Calls, "AttachNetworkInterface")
+	attachment, err := p.Cloud.AttachENI(ctx, eni.ID, p.node.InstanceID, s.DeviceIndex)
 	checkpoint(cpAttached)
 	if err != nil {
-		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
-		if derr := r.Cloud.DeleteENI(ctx, eni.ID); derr != nil {
+		p.rep.Calls = append(p.rep.Calls, "DeleteNetworkInterface")
+		if derr := p.Cloud.DeleteENI(ctx, eni.ID); derr != nil {
 			return nil, fmt.Errorf("attach failed (%v) and so did deleting the new ENI %s: %w", err, eni.ID, derr)
 		}
 		return nil, err
 	}
-	rep.Calls = append(rep.Calls, "ModifyNetworkInterfaceAttribute")
-	if err := r.Cloud.SetDeleteOnTermination(ctx, eni.ID, attachment); err != nil {
+	p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
+	if err := p.Cloud.SetDeleteOnTermination(ctx, eni.ID, attachment); err != nil {
 		// Not fatal: the ENI works; the leaked-ENI sweep covers a terminated instance.
-		r.log().Warn("delete-on-termination not set", "eni", eni.ID, "err", err)
+		p.log().Warn("delete-on-termination not set", "eni", eni.ID, "err", err)
 	}
 	eni.AttachmentID, eni.Attached, eni.DeviceIndex = attachment, true, s.DeviceIndex
 	return &eni, nil
@@ -94,30 +93,30 @@ func (r *Runner) createENI(ctx context.Context, node store.Node, s step, rep *Re
 
 // deleteENI tears down the host side, detaches and deletes. EC2 needs a moment
 // after the detach before the delete is accepted.
-func (r *Runner) deleteENI(ctx context.Context, node store.Node, eniID string, truth []cloud.ENIInfo, rep *Report) error {
+func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInfo) error {
 	info, attached := findENI(truth, eniID)
-	if r.Host != nil && attached {
+	if p.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
 		e.SubnetID = info.SubnetID
-		if err := r.Host.TeardownENI(e, r.subnetOf(ctx, node, e, rep)); err != nil {
-			r.log().Warn("host teardown", "eni", eniID, "err", err)
+		if err := p.Host.TeardownENI(e, p.subnetOf(ctx, e)); err != nil {
+			p.log().Warn("host teardown", "eni", eniID, "err", err)
 		}
 	}
 	if attached && info.AttachmentID != "" {
-		rep.Calls = append(rep.Calls, "DetachNetworkInterface")
-		if err := r.Cloud.DetachENI(ctx, info.AttachmentID, false); err != nil && cloud.Classify(err) != cloud.KindNotFound {
+		p.rep.Calls = append(p.rep.Calls, "DetachNetworkInterface")
+		if err := p.Cloud.DetachENI(ctx, info.AttachmentID, false); err != nil && cloud.Classify(err) != cloud.KindNotFound {
 			return err
 		}
 		checkpoint(cpDetached)
 	}
-	return r.deleteWhenDetached(ctx, eniID, rep)
+	return p.deleteWhenDetached(ctx, eniID)
 }
 
-func (r *Runner) deleteWhenDetached(ctx context.Context, eniID string, rep *Report) error {
+func (p *pass) deleteWhenDetached(ctx context.Context, eniID string) error {
 	wait := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
-		err := r.Cloud.DeleteENI(ctx, eniID)
+		p.rep.Calls = append(p.rep.Calls, "DeleteNetworkInterface")
+		err := p.Cloud.DeleteENI(ctx, eniID)
 		if err == nil || cloud.Classify(err) == cloud.KindNotFound {
 			return nil
 		}

@@ -8,7 +8,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -45,20 +44,20 @@ func noteNoPrefixes(tx *store.Tx, now time.Time) error {
 // up to the instance's limits. On a t3.small that is one assign and two
 // creates (TestPrefixFallbackGrowsSingleIPs). It asks for no prefix: the
 // fallback is in force for this plan.
-func (r *Runner) growSingles(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) error {
-	first := slices.Clone(rep.Plan.Actions)
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+func (p *pass) growSingles(ctx context.Context) error {
+	first := slices.Clone(p.rep.Plan.Actions)
+	truth, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
 	if err != nil {
 		return fmt.Errorf("re-reading the node's ENIs from EC2: %w", err)
 	}
-	steps, err := r.mergeAndPlan(ctx, node, cfg, truth, Options{GrowOnly: true}, rep)
-	rep.Plan.Actions = append(first, rep.Plan.Actions...)
+	steps, err := p.mergeAndPlan(ctx, truth, true)
+	p.rep.Plan.Actions = append(first, p.rep.Plan.Actions...)
 	if err != nil {
 		return err
 	}
-	if err := r.place(ctx, node, cfg, steps, rep); err != nil {
+	if err := p.place(ctx, steps); err != nil {
 		return err
 	}
-	return r.settle(ctx, node, cfg, r.execute(ctx, node, steps, truth, rep), truth, rep)
+	return p.settle(ctx, p.execute(ctx, steps, truth), truth)
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"vpc-cni/cloud"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -23,46 +22,46 @@ type groupSyncer interface {
 // modify each one whose groups differ. The learnt groups (which new ENIs
 // carry) are updated once every ENI follows, so a failed call is retried by
 // the next pass. Under custom networking the configured groups apply instead.
-func (r *Runner) followPrimaryGroups(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) {
-	gs, ok := r.Cloud.(groupSyncer)
-	if !ok || cfg.Pool.CustomNetworking || node.PrimaryMAC == "" {
+func (p *pass) followPrimaryGroups(ctx context.Context) {
+	gs, ok := p.Cloud.(groupSyncer)
+	if !ok || p.cfg.Pool.CustomNetworking || p.node.PrimaryMAC == "" {
 		return
 	}
-	groups, err := gs.ENIGroups(ctx, node.PrimaryMAC)
-	if err != nil || len(groups) == 0 || sameGroups(groups, node.SecurityGroups) {
+	groups, err := gs.ENIGroups(ctx, p.node.PrimaryMAC)
+	if err != nil || len(groups) == 0 || sameGroups(groups, p.node.SecurityGroups) {
 		if err != nil {
-			r.log().Info("primary ENI's security groups not reread", "err", err)
+			p.log().Info("primary ENI's security groups not reread", "err", err)
 		}
 		return
 	}
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
-	enis, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+	enis, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID)
 	if err != nil {
-		rep.Failed = append(rep.Failed, fmt.Sprintf("security groups %v: describing the ENIs: %v", groups, err))
+		p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("security groups %v: describing the ENIs: %v", groups, err))
 		return
 	}
 	failed := false
 	for _, e := range enis {
-		if e.DeviceIndex <= 0 || e.Tags[cloud.TagInstanceID] != node.InstanceID || sameGroups(e.SecurityGroups, groups) {
+		if e.DeviceIndex <= 0 || e.Tags[cloud.TagInstanceID] != p.node.InstanceID || sameGroups(e.SecurityGroups, groups) {
 			continue
 		}
-		rep.Calls = append(rep.Calls, "ModifyNetworkInterfaceAttribute")
+		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
 		if err := gs.SetENIGroups(ctx, e.ID, groups); err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("security groups %v on %s: %v", groups, e.ID, err))
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("security groups %v on %s: %v", groups, e.ID, err))
 			failed = true
 			continue
 		}
-		r.log().Info("ENI follows the primary ENI's security groups", "eni", e.ID, "was", e.SecurityGroups, "now", groups)
+		p.log().Info("ENI follows the primary ENI's security groups", "eni", e.ID, "was", e.SecurityGroups, "now", groups)
 	}
 	if !failed {
-		r.storeGroups(groups, rep)
+		p.storeGroups(groups)
 	}
 }
 
 // storeGroups records the primary ENI's groups, which new ENIs carry.
-func (r *Runner) storeGroups(groups []string, rep *Report) {
-	if err := r.updateNode(func(n *store.Node) { n.SecurityGroups = groups }); err != nil {
-		rep.Failed = append(rep.Failed, "storing the primary ENI's security groups: "+err.Error())
+func (p *pass) storeGroups(groups []string) {
+	if err := p.updateNode(func(n *store.Node) { n.SecurityGroups = groups }); err != nil {
+		p.rep.Failed = append(p.rep.Failed, "storing the primary ENI's security groups: "+err.Error())
 	}
 }
 

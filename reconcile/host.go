@@ -8,27 +8,26 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
 // setupHosts sets up the node side of every secondary ENI that is not ready
 // and marks it ready, so its addresses may be handed out. An ENI whose link
 // has not appeared yet stays not ready until a later pass.
-func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report) {
+func (p *pass) setupHosts() {
 	// The rare subnet lookup gets its own short deadline; this signature is
 	// shared with adopt.go.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if r.Host == nil {
+	if p.Host == nil {
 		return
 	}
 	var ready []pool.ENI
-	for _, e := range rep.unready {
-		e.SubnetCIDR = r.subnetOf(ctx, node, e, rep)
-		if err := r.Host.SetupENI(e, e.SubnetCIDR, cfg.MTU); err != nil {
-			r.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
-			rep.Failed = append(rep.Failed, "host setup of "+e.ID+": "+err.Error())
+	for _, e := range p.unready {
+		e.SubnetCIDR = p.subnetOf(ctx, e)
+		if err := p.Host.SetupENI(e, e.SubnetCIDR, p.cfg.MTU); err != nil {
+			p.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
+			p.rep.Failed = append(p.rep.Failed, "host setup of "+e.ID+": "+err.Error())
 			continue
 		}
 		ready = append(ready, e)
@@ -36,7 +35,7 @@ func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report
 	if len(ready) == 0 {
 		return
 	}
-	err := r.Store.Update(func(tx *store.Tx) error {
+	err := p.Store.Update(func(tx *store.Tx) error {
 		for _, e := range ready {
 			if err := tx.SetENISubnetCIDR(e.ID, e.SubnetCIDR); err != nil {
 				return err
@@ -48,7 +47,7 @@ func (r *Runner) setupHosts(node store.Node, cfg settings.Effective, rep *Report
 		return nil
 	})
 	if err != nil {
-		rep.Failed = append(rep.Failed, "marking ENIs ready: "+err.Error())
+		p.rep.Failed = append(p.rep.Failed, "marking ENIs ready: "+err.Error())
 	}
 }
 
@@ -67,26 +66,26 @@ func unready(enis []pool.ENI) []pool.ENI {
 // table uses: known for ENIs this node placed, the node's for ENIs in its
 // subnet, else asked of EC2 (an ENI adopted after a crash, in a subnet that
 // discovery or custom networking chose), once per pass.
-func (r *Runner) subnetOf(ctx context.Context, node store.Node, e pool.ENI, rep *Report) netip.Prefix {
+func (p *pass) subnetOf(ctx context.Context, e pool.ENI) netip.Prefix {
 	switch {
 	case e.SubnetCIDR.IsValid():
 		return e.SubnetCIDR
-	case e.SubnetID == "" || e.SubnetID == node.SubnetID:
-		return node.SubnetCIDR
+	case e.SubnetID == "" || e.SubnetID == p.node.SubnetID:
+		return p.node.SubnetCIDR
 	}
-	if cidr, ok := rep.subnetCIDRs[e.SubnetID]; ok {
+	if cidr, ok := p.subnetCIDRs[e.SubnetID]; ok {
 		return cidr
 	}
-	rep.Calls = append(rep.Calls, "DescribeSubnets")
-	sub, err := r.Cloud.Subnet(ctx, e.SubnetID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
+	sub, err := p.Cloud.Subnet(ctx, e.SubnetID)
 	if err != nil {
-		rep.Failed = append(rep.Failed, fmt.Sprintf("the subnet of %s: %v", e.ID, err))
+		p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("the subnet of %s: %v", e.ID, err))
 		return netip.Prefix{} // the setup fails and a later pass tries again
 	}
-	if rep.subnetCIDRs == nil {
-		rep.subnetCIDRs = map[string]netip.Prefix{}
+	if p.subnetCIDRs == nil {
+		p.subnetCIDRs = map[string]netip.Prefix{}
 	}
-	rep.subnetCIDRs[e.SubnetID] = sub.CIDR
+	p.subnetCIDRs[e.SubnetID] = sub.CIDR
 	return sub.CIDR
 }
 

@@ -13,31 +13,31 @@ import (
 
 // learnNode reads identity from IMDS and limits from DescribeInstanceTypes,
 // once: they never change for an instance.
-func (r *Runner) learnNode(ctx context.Context, rep *Report) (store.Node, error) {
-	id, err := r.Cloud.Identity(ctx)
+func (p *pass) learnNode(ctx context.Context) (store.Node, error) {
+	id, err := p.Cloud.Identity(ctx)
 	if err != nil {
 		return store.Node{}, fmt.Errorf("learning the node from IMDS: %w", err)
 	}
-	if err := r.confirmIdentity(ctx, &id, rep); err != nil {
+	if err := p.confirmIdentity(ctx, &id); err != nil {
 		return store.Node{}, err
 	}
-	limits, info, err := r.Cloud.InstanceLimits(ctx, id.InstanceType)
-	rep.Calls = append(rep.Calls, "DescribeInstanceTypes")
+	limits, info, err := p.Cloud.InstanceLimits(ctx, id.InstanceType)
+	p.rep.Calls = append(p.rep.Calls, "DescribeInstanceTypes")
 	if err != nil {
 		return store.Node{}, fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
 	}
-	node := nodeFrom(id, limits, info, r.now())
-	if rep.DryRun {
+	node := nodeFrom(id, limits, info, p.now())
+	if p.opts.DryRun {
 		return node, nil
 	}
-	return node, r.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
+	return node, p.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
 }
 
 // confirmIdentity checks what IMDS said against DescribeInstances before it
 // is stored for good, and fills what IMDS left out.
-func (r *Runner) confirmIdentity(ctx context.Context, id *cloud.Identity, rep *Report) error {
-	rep.Calls = append(rep.Calls, "DescribeInstances")
-	in, err := r.Cloud.Instance(ctx, id.InstanceID)
+func (p *pass) confirmIdentity(ctx context.Context, id *cloud.Identity) error {
+	p.rep.Calls = append(p.rep.Calls, "DescribeInstances")
+	in, err := p.Cloud.Instance(ctx, id.InstanceID)
 	if err != nil {
 		return fmt.Errorf("confirming instance %s with EC2: %w", id.InstanceID, err)
 	}

@@ -19,29 +19,29 @@ type NodeRules interface {
 
 // ensureNodeRules is the pass's hook: it checks the node-level rules and
 // repairs what another program removed or what a changed knob makes stale.
-func (r *Runner) ensureNodeRules(ctx context.Context, node store.Node, rep *Report) {
-	nr, ok := r.Host.(NodeRules)
-	if !ok || !node.PrimaryIP.IsValid() {
+func (p *pass) ensureNodeRules(ctx context.Context) {
+	nr, ok := p.Host.(NodeRules)
+	if !ok || !p.node.PrimaryIP.IsValid() {
 		return
 	}
-	cfg, err := NodeRulesConfig(node, settings.Inputs{Env: r.Env, File: r.File})
-	if err == nil && cfg.PrimaryIf == "" {
+	rules, err := NodeRulesConfig(p.node, settings.Inputs{Env: p.Env, File: p.File})
+	if err == nil && rules.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
 		// never write rules where the primary ENI is not. Debug only:
 		// doctor and pool status report the rules' state.
-		r.log().Debug("node rules not set: no link has the primary ENI's MAC", "mac", node.PrimaryMAC)
+		p.log().Debug("node rules not set: no link has the primary ENI's MAC", "mac", p.node.PrimaryMAC)
 		return
 	}
 	if err == nil {
-		cfg.VPCCIDRs = r.refreshVPCCIDRs(ctx, node).VPCCIDRs
+		rules.VPCCIDRs = p.refreshVPCCIDRs(ctx)
 		var repaired []string
-		repaired, err = nr.EnsureNodeRules(cfg)
+		repaired, err = nr.EnsureNodeRules(rules)
 		if len(repaired) > 0 {
-			r.log().Info("node rules set", "repaired", repaired)
+			p.log().Info("node rules set", "repaired", repaired)
 		}
 	}
 	if err != nil {
-		rep.Failed = append(rep.Failed, "node rules: "+err.Error())
+		p.rep.Failed = append(p.rep.Failed, "node rules: "+err.Error())
 	}
 }
 
@@ -54,23 +54,23 @@ type vpcCIDRReader interface {
 // associated after the node was learnt keeps pods' addresses, and stores a
 // change so that status and doctor expect the same rules. On failure the
 // learnt CIDRs stay.
-func (r *Runner) refreshVPCCIDRs(ctx context.Context, node store.Node) store.Node {
-	rd, ok := r.Cloud.(vpcCIDRReader)
+func (p *pass) refreshVPCCIDRs(ctx context.Context) []netip.Prefix {
+	rd, ok := p.Cloud.(vpcCIDRReader)
 	if !ok {
-		return node
+		return p.node.VPCCIDRs
 	}
-	cidrs, err := rd.VPCCIDRs(ctx, node.PrimaryMAC)
-	if err != nil || len(cidrs) == 0 || slices.Equal(cidrs, node.VPCCIDRs) {
+	cidrs, err := rd.VPCCIDRs(ctx, p.node.PrimaryMAC)
+	if err != nil || len(cidrs) == 0 || slices.Equal(cidrs, p.node.VPCCIDRs) {
 		if err != nil {
-			r.log().Info("VPC CIDRs not reread; using the learnt ones", "err", err)
+			p.log().Info("VPC CIDRs not reread; using the learnt ones", "err", err)
 		}
-		return node
+		return p.node.VPCCIDRs
 	}
-	node.VPCCIDRs = cidrs
-	if err := r.updateNode(func(n *store.Node) { n.VPCCIDRs = cidrs }); err != nil {
-		r.log().Info("VPC CIDRs not stored", "err", err)
+	p.node.VPCCIDRs = cidrs
+	if err := p.updateNode(func(n *store.Node) { n.VPCCIDRs = cidrs }); err != nil {
+		p.log().Info("VPC CIDRs not stored", "err", err)
 	}
-	return node
+	return p.node.VPCCIDRs
 }
 
 // NodeRulesConfig is what the node-level rules should be for this node and

@@ -47,44 +47,44 @@ const (
 
 // observe returns the node's ENIs as the merge takes them, from IMDS when it
 // agrees with the store and otherwise from one DescribeNetworkInterfaces.
-func (r *Runner) observe(ctx context.Context, node store.Node, cfg settings.Effective, opts Options, rep *Report) ([]cloud.ENIInfo, error) {
-	why, view, err := r.ec2Reason(ctx, node, cfg, rep)
+func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
+	why, view, err := p.ec2Reason(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if why == "" {
-		rep.Observed = FromIMDS
+		p.rep.Observed = FromIMDS
 		return view, nil
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	truth, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
 	}
-	if err := vetTruth(node, truth); err != nil {
+	if err := vetTruth(p.node, truth); err != nil {
 		return nil, err // before any write: one bad answer changes nothing
 	}
-	rep.Observed = FromEC2 + ": " + why
-	if !opts.DryRun {
-		now := r.now()
-		err = r.Store.Update(func(tx *store.Tx) error { return tx.PutEC2Sync(now, false) })
+	p.rep.Observed = FromEC2 + ": " + why
+	if !p.opts.DryRun {
+		now := p.now()
+		err = p.Store.Update(func(tx *store.Tx) error { return tx.PutEC2Sync(now, false) })
 	}
 	return truth, err
 }
 
 // ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
 // the merge takes it) when IMDS agrees with the store.
-func (r *Runner) ec2Reason(ctx context.Context, node store.Node, cfg settings.Effective, rep *Report) (string, []cloud.ENIInfo, error) {
-	src, ok := r.Cloud.(IMDSReader)
-	if !ok || cfg.EC2Resync <= 0 {
+func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
+	src, ok := p.Cloud.(IMDSReader)
+	if !ok || p.cfg.EC2Resync <= 0 {
 		return "every pass (" + settings.EC2ResyncInterval + "=0)", nil, nil
 	}
-	if len(rep.orphans) > 0 {
+	if len(p.orphans) > 0 {
 		return "intents pending", nil, nil
 	}
 	var meta store.PoolMeta
 	var snap pool.Snapshot
-	err := r.Store.View(func(tx *store.Tx) (err error) {
+	err := p.Store.View(func(tx *store.Tx) (err error) {
 		if meta, err = tx.PoolMeta(); err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (r *Runner) ec2Reason(ctx context.Context, node store.Node, cfg settings.Ef
 		return "first read", nil, nil
 	case meta.ConfirmNeeded:
 		return "confirming this node's changes", nil, nil
-	case !r.now().Before(ResyncDue(node.InstanceID, meta.LastEC2Describe, cfg.EC2Resync)):
+	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
 		return "safety-net interval", nil, nil
 	}
 	view, err := src.AttachedInterfaces(ctx)
@@ -179,11 +179,11 @@ func agrees(snap pool.Snapshot, view []cloud.ENIInfo) bool {
 // must read EC2 to confirm what it did; a process killed mid-call leaves it
 // set. The commit clears it when EC2's answers said all the calls did
 // (settleConfirm).
-func (r *Runner) expectConfirm(steps []step) error {
+func (p *pass) expectConfirm(steps []step) error {
 	if len(steps) == 0 {
 		return nil
 	}
-	return r.Store.Update(func(tx *store.Tx) error {
+	return p.Store.Update(func(tx *store.Tx) error {
 		m, err := tx.PoolMeta()
 		if err != nil {
 			return err
@@ -195,16 +195,16 @@ func (r *Runner) expectConfirm(steps []step) error {
 // forExecute returns the EC2 answer the steps need: deleting an ENI needs
 // its attachment, which IMDS does not show, so a pass that read IMDS and
 // plans a delete reads EC2 first.
-func (r *Runner) forExecute(ctx context.Context, node store.Node, steps []step, truth []cloud.ENIInfo, rep *Report) ([]cloud.ENIInfo, error) {
-	if rep.Observed != FromIMDS || !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.DeleteENI }) {
+func (p *pass) forExecute(ctx context.Context, steps []step, truth []cloud.ENIInfo) ([]cloud.ENIInfo, error) {
+	if p.rep.Observed != FromIMDS || !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.DeleteENI }) {
 		return truth, nil
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	truth, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's ENIs from EC2 before deleting one: %w", err)
 	}
-	return truth, vetTruth(node, truth)
+	return truth, vetTruth(p.node, truth)
 }
 
 // settleConfirm clears the confirmation expectConfirm asked for when every

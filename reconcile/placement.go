@@ -29,30 +29,31 @@ type placement struct {
 // home is where new ENIs go before any EC2 call: the zone's custom
 // networking subnet with its groups, else the node's subnet with the
 // primary ENI's groups; discover is set when subnet discovery must choose.
-func (r *Runner) home(node store.Node, cfg settings.Effective, full map[string]time.Time) (placement, error) {
-	p := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
-	if cfg.Pool.CustomNetworking {
-		c, ok, err := settings.ENIConfigFor(settings.Inputs{Env: r.Env, File: r.File}, node.AZ)
+func (p *pass) home() (placement, error) {
+	node := p.node
+	home := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
+	if p.cfg.Pool.CustomNetworking {
+		c, ok, err := settings.ENIConfigFor(settings.Inputs{Env: p.Env, File: p.File}, node.AZ)
 		if err != nil {
-			return p, ConfigError{err}
+			return home, ConfigError{err}
 		}
 		if !ok {
-			return p, ConfigError{fmt.Errorf("%s=true but %s is not set: custom networking needs the pod subnet of zone %s",
+			return home, ConfigError{fmt.Errorf("%s=true but %s is not set: custom networking needs the pod subnet of zone %s",
 				settings.CustomNetworkCfg, settings.ENIConfigKey(node.AZ), node.AZ)}
 		}
-		p = placement{SubnetID: c.Subnet, Groups: cmpGroups(c.SecurityGroups, node.SecurityGroups)}
+		home = placement{SubnetID: c.Subnet, Groups: cmpGroups(c.SecurityGroups, node.SecurityGroups)}
 		if c.Subnet == node.SubnetID {
-			p.CIDR = node.SubnetCIDR
+			home.CIDR = node.SubnetCIDR
 		}
-		return p, nil
+		return home, nil
 	}
-	switch cfg.SubnetDiscovery {
+	switch p.cfg.SubnetDiscovery {
 	case settings.DiscoveryAlways:
-		p.discover = true
+		home.discover = true
 	case settings.DiscoveryWhenFull:
-		p.discover = r.now().Before(full[node.SubnetID])
+		home.discover = p.now().Before(p.fullSubnets[node.SubnetID])
 	}
-	return p, nil
+	return home, nil
 }
 
 func cmpGroups(configured, primary []string) []string {
@@ -67,25 +68,25 @@ func cmpGroups(configured, primary []string) []string {
 // addresses for each ENI (less what earlier ENIs of the pass take), and one
 // transaction that writes the choices into the intents before any create.
 // A step with no subnet to go to fails with a subnet-full error.
-func (r *Runner) place(ctx context.Context, node store.Node, cfg settings.Effective, steps []step, rep *Report) error {
+func (p *pass) place(ctx context.Context, steps []step) error {
 	if !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.CreateENI && s.Place.discover }) {
 		return nil
 	}
-	rep.Calls = append(rep.Calls, "DescribeSubnets")
-	subnets, err := r.Cloud.ZoneSubnets(ctx, node.VPCID, node.AZ)
+	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
+	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
 	if err != nil {
-		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", node.VPCID, node.AZ, err)
+		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", p.node.VPCID, p.node.AZ, err)
 	}
-	subnets = cloud.ForCluster(subnets, node.SubnetID, cfg.ClusterName)
+	subnets = cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
 	for i := range steps {
 		s := &steps[i]
 		if s.Kind != pool.CreateENI || !s.Place.discover {
 			continue
 		}
 		need := addressesOf(s.Action)
-		sub, ok := chooseSubnet(subnets, node.SubnetID, rep.fullSubnets, r.now(), need)
+		sub, ok := chooseSubnet(subnets, p.node.SubnetID, p.fullSubnets, p.now(), need)
 		if !ok {
-			s.placeErr = noSubnetLeft(node, subnets, rep.fullSubnets, r.now(), need)
+			s.placeErr = noSubnetLeft(p.node, subnets, p.fullSubnets, p.now(), need)
 			continue
 		}
 		s.Place = placement{SubnetID: sub.ID, CIDR: sub.CIDR, Groups: s.Place.Groups}
@@ -95,7 +96,7 @@ func (r *Runner) place(ctx context.Context, node store.Node, cfg settings.Effect
 			}
 		}
 	}
-	return r.Store.Update(func(tx *store.Tx) error {
+	return p.Store.Update(func(tx *store.Tx) error {
 		for _, s := range steps {
 			if s.Kind == pool.CreateENI && s.placeErr == nil {
 				if err := tx.PutIntent(intentOf(s)); err != nil {
@@ -175,24 +176,24 @@ func markFull(results []result, truth []cloud.ENIInfo, until time.Time) map[stri
 // roomElsewhere reports whether subnet discovery has somewhere else to put
 // a new ENI once the subnets in marks are full: then one subnet's
 // exhaustion is not the node's, and growth goes on there at once.
-func (r *Runner) roomElsewhere(ctx context.Context, node store.Node, cfg settings.Effective, marks map[string]time.Time, rep *Report) bool {
-	if len(marks) == 0 || cfg.Pool.CustomNetworking || cfg.SubnetDiscovery == settings.DiscoveryNever {
+func (p *pass) roomElsewhere(ctx context.Context, marks map[string]time.Time) bool {
+	if len(marks) == 0 || p.cfg.Pool.CustomNetworking || p.cfg.SubnetDiscovery == settings.DiscoveryNever {
 		return false
 	}
-	rep.Calls = append(rep.Calls, "DescribeSubnets")
-	subnets, err := r.Cloud.ZoneSubnets(ctx, node.VPCID, node.AZ)
+	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
+	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
 	if err != nil {
-		rep.Failed = append(rep.Failed, "subnet discovery: "+err.Error())
+		p.rep.Failed = append(p.rep.Failed, "subnet discovery: "+err.Error())
 		return false
 	}
-	subnets = cloud.ForCluster(subnets, node.SubnetID, cfg.ClusterName)
+	subnets = cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
 	full := map[string]time.Time{}
-	for id, t := range rep.fullSubnets {
+	for id, t := range p.fullSubnets {
 		full[id] = t
 	}
 	for id, t := range marks {
 		full[id] = t
 	}
-	_, ok := chooseSubnet(subnets, node.SubnetID, full, r.now(), 2)
+	_, ok := chooseSubnet(subnets, p.node.SubnetID, full, p.now(), 2)
 	return ok
 }

@@ -12,7 +12,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -23,25 +22,25 @@ import (
 // When the list lacks an ENI or block a pod holds, the transaction is given
 // up, EC2 is asked about those ENIs by ID (never with the store open), and
 // the merge runs again with what EC2 confirmed.
-func (r *Runner) mergeAndPlan(ctx context.Context, node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, opts Options, rep *Report) ([]step, error) {
+func (p *pass) mergeAndPlan(ctx context.Context, truth []cloud.ENIInfo, growOnly bool) ([]step, error) {
 	var ev Evidence
 	var asked []string
 	for {
-		steps, snap, err := r.mergeAndPlanOnce(node, cfg, truth, ev, asked == nil, opts, rep)
+		steps, snap, err := p.mergeAndPlanOnce(truth, ev, asked == nil, growOnly)
 		if !errors.Is(err, errNeedEvidence) {
 			return steps, err
 		}
 		asked = heldMissing(snap, truth, ev)
-		r.confirmGone(ctx, node, snap, asked, &ev, rep)
+		p.confirmGone(ctx, snap, asked, &ev)
 	}
 }
 
-func (r *Runner) mergeAndPlanOnce(node store.Node, cfg settings.Effective, truth []cloud.ENIInfo, ev Evidence, mayAsk bool,
-	opts Options, rep *Report) ([]step, pool.Snapshot, error) {
-	var plan pool.Plan
+// mergeAndPlanOnce is one attempt of mergeAndPlan's transaction (a view
+// for a dry run, which writes nothing).
+func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, growOnly bool) ([]step, pool.Snapshot, error) {
 	var steps []step
 	var snap pool.Snapshot
-	now := r.now()
+	now := p.now()
 	body := func(tx *store.Tx) error {
 		var err error
 		if snap, err = tx.Snapshot(); err != nil {
@@ -51,45 +50,51 @@ func (r *Runner) mergeAndPlanOnce(node store.Node, cfg settings.Effective, truth
 			return errNeedEvidence
 		}
 		merged, findings := Merge(snap, truth, ev, now)
-		if cfg.Pool.CustomNetworking {
+		if p.cfg.Pool.CustomNetworking {
 			excludePrimary(&merged)
 		}
-		rep.Findings = append(rep.Findings, findings...)
+		p.rep.Findings = append(p.rep.Findings, findings...)
 		waiting, err := tx.Waiting(now)
 		if err != nil {
 			return err
 		}
-		plan = pool.Compute(pool.Input{Limits: node.Limits, Config: cfg.Pool, Snapshot: merged, Now: now, Waiting: waiting})
-		if opts.GrowOnly {
+		plan := pool.Compute(pool.Input{Limits: p.node.Limits, Config: p.cfg.Pool, Snapshot: merged, Now: now, Waiting: waiting})
+		if growOnly {
 			plan.Actions = growActions(plan.Actions)
 		}
-		rep.Plan = plan
-		if opts.DryRun {
-			rep.Calls = append(rep.Calls, callsOf(plan.Actions)...)
+		p.rep.Plan = plan
+		if p.opts.DryRun {
+			p.rep.Calls = append(p.rep.Calls, callsOf(plan.Actions)...)
 			return nil
 		}
-		if err := writeMerge(tx, snap, merged, findings, now); err != nil {
-			return err
-		}
-		rep.unready = unready(merged.ENIs)
-		if err := persistEffective(tx, cfg, now); err != nil {
-			return err
-		}
-		if err := tx.PutPoolMeta(plan.ExcessSince, merged.GrowBlockedUntil, merged.GrowBlockedWhy); err != nil {
-			return err
-		}
-		rep.fullSubnets = merged.FullSubnets
-		home, err := r.home(node, cfg, merged.FullSubnets)
-		if err != nil {
-			return err
-		}
-		steps, err = recordIntents(tx, merged, plan.Actions, home, now)
+		steps, err = p.writePlan(tx, snap, merged, findings, plan, now)
 		return err
 	}
-	if opts.DryRun {
-		return nil, snap, r.Store.View(body)
+	if p.opts.DryRun {
+		return nil, snap, p.Store.View(body)
 	}
-	return steps, snap, r.Store.Update(body)
+	return steps, snap, p.Store.Update(body)
+}
+
+// writePlan persists the merge, the effective configuration and the plan's
+// figures, and records one intent per action, in the caller's transaction.
+func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Finding, plan pool.Plan, now time.Time) ([]step, error) {
+	if err := writeMerge(tx, snap, merged, findings, now); err != nil {
+		return nil, err
+	}
+	p.unready = unready(merged.ENIs)
+	if err := persistEffective(tx, p.cfg, now); err != nil {
+		return nil, err
+	}
+	if err := tx.PutPoolMeta(plan.ExcessSince, merged.GrowBlockedUntil, merged.GrowBlockedWhy); err != nil {
+		return nil, err
+	}
+	p.fullSubnets = merged.FullSubnets
+	home, err := p.home()
+	if err != nil {
+		return nil, err
+	}
+	return recordIntents(tx, merged, plan.Actions, home, now)
 }
 
 // step is one planned action with its intent id (also the EC2 ClientToken)

@@ -77,6 +77,18 @@ type Report struct {
 	Config   settings.Effective `json:"config"`
 	// Changed: knobs this pass resolved differently from the last pass.
 	Changed []settings.Change `json:"changedSinceLastPass,omitempty"`
+}
+
+// pass is one pass's working value: what every step reads (the node, the
+// effective configuration, the options), the report it fills, and what one
+// step hands on to a later one. It lives for one Run or Adopt; the Report
+// keeps only what a pass reports.
+type pass struct {
+	*Runner
+	opts Options
+	node store.Node         // learnt once, read at the start of the pass
+	cfg  settings.Effective // resolved at the start of the pass
+	rep  *Report
 
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
@@ -107,106 +119,111 @@ func (r *Runner) log() *slog.Logger {
 // ones included (record.go): status, doctor, events and metrics read it.
 func (r *Runner) Run(ctx context.Context, opts Options) (*Report, error) {
 	start := r.now()
-	rep := &Report{Time: start, DryRun: opts.DryRun}
-	err := r.pass(ctx, opts, rep)
-	rep.Duration = r.now().Sub(start)
+	p := &pass{Runner: r, opts: opts, rep: &Report{Time: start, DryRun: opts.DryRun}}
+	err := p.run(ctx)
+	p.rep.Duration = r.now().Sub(start)
 	if !opts.DryRun {
-		r.saveReport(rep, err)
+		p.saveReport(err)
 	}
-	return rep, err
+	return p.rep, err
 }
 
-func (r *Runner) pass(ctx context.Context, opts Options, rep *Report) error {
-	node, cfg, err := r.prepare(ctx, rep)
-	if err != nil {
+func (p *pass) run(ctx context.Context) error {
+	if err := p.prepare(ctx); err != nil {
 		return err
 	}
-	truth, err := r.observe(ctx, node, cfg, opts, rep)
+	truth, err := p.observe(ctx)
 	if err != nil {
 		return err // observe vets an EC2 answer before any repair or write
 	}
-	if !opts.DryRun {
-		truth = r.repairIntents(ctx, node, truth, rep)
-		r.finishAttaches(ctx, truth, rep)
+	if !p.opts.DryRun {
+		truth = p.repairIntents(ctx, truth)
+		p.finishAttaches(ctx, truth)
 	}
-	steps, err := r.mergeAndPlan(ctx, node, cfg, truth, opts, rep)
-	if err != nil || opts.DryRun {
+	steps, err := p.mergeAndPlan(ctx, truth, p.opts.GrowOnly)
+	if err != nil || p.opts.DryRun {
 		return err
 	}
-	if err := r.expectConfirm(steps); err != nil {
+	if err := p.expectConfirm(steps); err != nil {
 		return err
 	}
-	if truth, err = r.forExecute(ctx, node, steps, truth, rep); err != nil {
+	if truth, err = p.forExecute(ctx, steps, truth); err != nil {
 		return err
 	}
-	if err := r.place(ctx, node, cfg, steps, rep); err != nil {
+	if err := p.place(ctx, steps); err != nil {
 		return err
 	}
 	checkpoint(cpPlanned)
-	results := r.execute(ctx, node, steps, truth, rep)
+	results := p.execute(ctx, steps, truth)
 	checkpoint(cpExecuted)
-	err = r.settle(ctx, node, cfg, results, truth, rep)
+	err = p.settle(ctx, results, truth)
 	switch {
 	case noFreePrefix(err):
-		err = r.growSingles(ctx, node, cfg, rep)
-	case rep.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
-		err = r.growSingles(ctx, node, cfg, rep) // a grow-only round: new ENIs go to the other subnet
+		err = p.growSingles(ctx)
+	case p.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
+		err = p.growSingles(ctx) // a grow-only round: new ENIs go to the other subnet
 	}
-	r.setupHosts(node, cfg, rep)
-	if !opts.GrowOnly {
-		r.ensureNodeRules(ctx, node, rep) // the plugin's inline grows leave them to the next full pass
-		r.followPrimaryGroups(ctx, node, cfg, rep)
-		r.sweepLeaked(ctx, node, rep)
+	p.setupHosts()
+	if !p.opts.GrowOnly {
+		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
+		p.followPrimaryGroups(ctx)
+		p.sweepLeaked(ctx)
 	}
 	return err
 }
 
-// prepare learns the node once and resolves the effective configuration; it
-// also reads what the pass needs from the last one, in the same transaction.
-func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings.Effective, error) {
-	var node store.Node
+// prepare learns the node once and resolves the effective configuration
+// (p.node, p.cfg); it also reads what the pass needs from the last one, in
+// the same transaction.
+func (p *pass) prepare(ctx context.Context) error {
 	var known bool
 	var stored store.Settings
-	err := r.Store.View(func(tx *store.Tx) error {
+	err := p.Store.View(func(tx *store.Tx) error {
 		var err error
-		if node, known, err = tx.Node(); err != nil {
+		if p.node, known, err = tx.Node(); err != nil {
 			return err
 		}
 		if stored, err = tx.Settings(); err != nil {
 			return err
 		}
-		if rep.orphans, err = tx.Intents(); err != nil {
+		if p.orphans, err = tx.Intents(); err != nil {
 			return err
 		}
 		last, _, err := tx.ReconcileReport()
-		rep.lastLeakSweep = last.LastLeakSweep
+		p.lastLeakSweep = last.LastLeakSweep
 		return err
 	})
 	if errors.Is(err, store.ErrNotInitialized) {
 		err = nil // a fresh node: nothing learnt, nothing overridden yet
 	}
 	if err != nil {
-		return node, settings.Effective{}, err
+		return err
 	}
-	cfg, err := settings.Resolve(stored.Overrides, settings.Inputs{Env: r.Env, File: r.File})
-	if err != nil {
-		return node, cfg, ConfigError{err}
+	if p.cfg, err = settings.Resolve(stored.Overrides, settings.Inputs{Env: p.Env, File: p.File}); err != nil {
+		return ConfigError{err}
 	}
-	rep.Config = cfg
-	rep.Changed = settings.Changes(stored.LastPass, cfg.Values)
+	p.rep.Config = p.cfg
+	p.rep.Changed = settings.Changes(stored.LastPass, p.cfg.Values)
 	if !known {
-		if node, err = r.learnNode(ctx, rep); err != nil {
-			return node, cfg, err
+		if p.node, err = p.learnNode(ctx); err != nil {
+			return err
 		}
 	}
-	if cfg.Pool.PrefixDelegation && !cloud.PrefixCapable(node.Hypervisor) {
-		cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
-		rep.Config = cfg
-		rep.Findings = append(rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
-			"ENABLE_PREFIX_DELEGATION is ignored: %s (%s hypervisor) cannot hold /28 prefixes; using single addresses",
-			node.InstanceType, node.Hypervisor)})
+	p.checkPrefixCapable()
+	return nil
+}
+
+// checkPrefixCapable turns prefix delegation off, with a finding, on an
+// instance that cannot hold /28 prefixes.
+func (p *pass) checkPrefixCapable() {
+	if !p.cfg.Pool.PrefixDelegation || cloud.PrefixCapable(p.node.Hypervisor) {
+		return
 	}
-	return node, cfg, nil
+	p.cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
+	p.rep.Config = p.cfg
+	p.rep.Findings = append(p.rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
+		"ENABLE_PREFIX_DELEGATION is ignored: %s (%s hypervisor) cannot hold /28 prefixes; using single addresses",
+		p.node.InstanceType, p.node.Hypervisor)})
 }
 
 // ConfigError marks a bad configuration value (exit 2 in the CLI).

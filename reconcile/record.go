@@ -12,15 +12,15 @@ import (
 // (status, doctor and metrics read it) and, for a failure, an event with
 // the error and the reconcile_failed counter. A pass refused because EC2's
 // answer contradicted the node writes nothing to state.db (store.RefusedPassFile).
-func (r *Runner) saveReport(rep *Report, err error) {
-	sr := r.reportOf(rep, err)
+func (p *pass) saveReport(err error) {
+	sr := p.reportOf(err)
 	if IsIdentityError(err) {
-		if perr := r.Store.PutRefusedPass(sr); perr != nil {
-			r.log().Warn("recording the refused pass", "err", perr)
+		if perr := p.Store.PutRefusedPass(sr); perr != nil {
+			p.log().Warn("recording the refused pass", "err", perr)
 		}
 		return
 	}
-	uerr := r.Store.Update(func(tx *store.Tx) error {
+	uerr := p.Store.Update(func(tx *store.Tx) error {
 		if last, ok, err := tx.ReconcileReport(); err != nil {
 			return err
 		} else if ok && last.LastLeakSweep.After(sr.LastLeakSweep) {
@@ -39,25 +39,25 @@ func (r *Runner) saveReport(rep *Report, err error) {
 		if err == nil {
 			return nil
 		}
-		return tx.AddEvent(store.Event{Time: r.now(), Kind: "reconcile-failed", Message: sr.Cause + ": " + sr.Error})
+		return tx.AddEvent(store.Event{Time: p.now(), Kind: "reconcile-failed", Message: sr.Cause + ": " + sr.Error})
 	})
 	if uerr != nil {
-		r.log().Warn("saving the reconcile report", "err", uerr)
+		p.log().Warn("saving the reconcile report", "err", uerr)
 	}
 	if err == nil {
-		if cerr := r.Store.ClearRefusedPass(); cerr != nil {
-			r.log().Warn("clearing the refused pass", "err", cerr)
+		if cerr := p.Store.ClearRefusedPass(); cerr != nil {
+			p.log().Warn("clearing the refused pass", "err", cerr)
 		}
 	}
 }
 
-func (r *Runner) reportOf(rep *Report, err error) store.ReconcileReport {
+func (p *pass) reportOf(err error) store.ReconcileReport {
 	calls := map[string]int{}
-	for _, c := range rep.Calls {
+	for _, c := range p.rep.Calls {
 		calls[c]++
 	}
-	sr := store.ReconcileReport{Time: rep.Time, Duration: rep.Duration, Actions: len(rep.Plan.Actions), Calls: calls,
-		LastLeakSweep: rep.lastLeakSweep, Observed: rep.Observed}
+	sr := store.ReconcileReport{Time: p.rep.Time, Duration: p.rep.Duration, Actions: len(p.rep.Plan.Actions), Calls: calls,
+		LastLeakSweep: p.lastLeakSweep, Observed: p.rep.Observed}
 	if err != nil {
 		sr.Error, sr.Cause = err.Error(), Cause(err)
 	}

@@ -25,50 +25,50 @@ import (
 // as such failures pass by themselves.
 //   - assign: nothing to do; the merge adopts whatever EC2 assigned.
 //   - unassign / delete: done again; NotFound counts as done.
-func (r *Runner) repairIntents(ctx context.Context, node store.Node, truth []cloud.ENIInfo, rep *Report) []cloud.ENIInfo {
-	if len(rep.orphans) == 0 {
+func (p *pass) repairIntents(ctx context.Context, truth []cloud.ENIInfo) []cloud.ENIInfo {
+	if len(p.orphans) == 0 {
 		return truth
 	}
 	changed := false
-	for _, in := range rep.orphans {
-		if r.now().Before(in.NextTry) {
+	for _, in := range p.orphans {
+		if p.now().Before(in.NextTry) {
 			continue // backed off after a failed repair
 		}
-		did, err := r.repair(ctx, node, in, truth, rep)
+		did, err := p.repair(ctx, in, truth)
 		changed = changed || did
 		if err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("repairing %s intent %s: %v", in.Kind, in.ID, err))
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("repairing %s intent %s: %v", in.Kind, in.ID, err))
 			if cloud.Classify(err).Refused() {
-				r.backOff(in, rep) // denied, no credentials: asking again next pass changes nothing
+				p.backOff(in) // denied, no credentials: asking again next pass changes nothing
 			}
 			continue
 		}
-		r.finishIntent(in, rep)
+		p.finishIntent(in)
 	}
 	if !changed {
 		return truth
 	}
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
-	if fresh, err := r.Cloud.InstanceENIs(ctx, node.InstanceID); err == nil {
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+	if fresh, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID); err == nil {
 		return fresh
 	}
 	return truth
 }
 
-func (r *Runner) repair(ctx context.Context, node store.Node, in store.Intent, truth []cloud.ENIInfo, rep *Report) (bool, error) {
+func (p *pass) repair(ctx context.Context, in store.Intent, truth []cloud.ENIInfo) (bool, error) {
 	switch in.Kind {
 	case pool.CreateENI:
-		return r.repairCreate(ctx, node, in, truth, rep)
+		return p.repairCreate(ctx, in, truth)
 	case pool.Unassign:
 		info, ok := findENI(truth, in.ENIID)
 		still := stillHeld(info, in.Blocks)
 		if !ok || len(still) == 0 {
 			return false, nil
 		}
-		rep.Calls = append(rep.Calls, "UnassignPrivateIpAddresses")
-		return true, r.Cloud.UnassignAddresses(ctx, in.ENIID, still)
+		p.rep.Calls = append(p.rep.Calls, "UnassignPrivateIpAddresses")
+		return true, p.Cloud.UnassignAddresses(ctx, in.ENIID, still)
 	case pool.DeleteENI:
-		return true, r.deleteENI(ctx, node, in.ENIID, truth, rep)
+		return true, p.deleteENI(ctx, in.ENIID, truth)
 	}
 	return false, nil
 }
@@ -81,12 +81,12 @@ const anyAge = time.Duration(math.MinInt64)
 // costs no mutating call (a replay would create the ENI only to delete it).
 // An ENI created before the tag existed is not found here; the leaked-ENI
 // sweep deletes it once it is old enough.
-func (r *Runner) repairCreate(ctx context.Context, node store.Node, in store.Intent, truth []cloud.ENIInfo, rep *Report) (bool, error) {
+func (p *pass) repairCreate(ctx context.Context, in store.Intent, truth []cloud.ENIInfo) (bool, error) {
 	if _, ok := byIntent(truth, in.ID); ok {
 		return false, nil // attached: the merge adopts it; finishAttaches sets delete-on-termination
 	}
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
-	loose, err := r.Cloud.LeakedENIs(ctx, node.VPCID, anyAge, r.now())
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, anyAge, p.now())
 	if err != nil {
 		return false, err
 	}
@@ -94,7 +94,7 @@ func (r *Runner) repairCreate(ctx context.Context, node store.Node, in store.Int
 	if !ok {
 		return false, nil // never made
 	}
-	return true, r.deleteWhenDetached(ctx, eni.ID, rep)
+	return true, p.deleteWhenDetached(ctx, eni.ID)
 }
 
 func byIntent(enis []cloud.ENIInfo, token string) (cloud.ENIInfo, bool) {
@@ -114,30 +114,30 @@ const (
 )
 
 // backOff persists the intent's next try, so every process honours it.
-func (r *Runner) backOff(in store.Intent, rep *Report) {
+func (p *pass) backOff(in store.Intent) {
 	in.Tries++
 	wait := maxIntentBackoff
 	if in.Tries <= 10 {
 		wait = min(intentBackoff<<(in.Tries-1), maxIntentBackoff)
 	}
-	in.NextTry = r.now().Add(wait)
-	if err := r.Store.Update(func(tx *store.Tx) error { return tx.PutIntent(in) }); err != nil {
-		rep.Failed = append(rep.Failed, fmt.Sprintf("backing off intent %s: %v", in.ID, err))
+	in.NextTry = p.now().Add(wait)
+	if err := p.Store.Update(func(tx *store.Tx) error { return tx.PutIntent(in) }); err != nil {
+		p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("backing off intent %s: %v", in.ID, err))
 	}
 }
 
 // finishAttaches sets delete-on-termination on our attached ENIs that lack
 // it: a pass killed after the attach, or whose Modify call failed, left them
 // so, and they would outlive the instance.
-func (r *Runner) finishAttaches(ctx context.Context, truth []cloud.ENIInfo, rep *Report) {
+func (p *pass) finishAttaches(ctx context.Context, truth []cloud.ENIInfo) {
 	for _, t := range truth {
 		if !t.Attached || t.DeviceIndex == 0 || t.DeleteOnTermination || t.AttachmentID == "" ||
 			t.Tags[cloud.TagInstanceID] == "" {
 			continue
 		}
-		rep.Calls = append(rep.Calls, "ModifyNetworkInterfaceAttribute")
-		if err := r.Cloud.SetDeleteOnTermination(ctx, t.ID, t.AttachmentID); err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("delete-on-termination on %s: %v", t.ID, err))
+		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
+		if err := p.Cloud.SetDeleteOnTermination(ctx, t.ID, t.AttachmentID); err != nil {
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("delete-on-termination on %s: %v", t.ID, err))
 		}
 	}
 }
@@ -157,8 +157,8 @@ func stillHeld(info cloud.ENIInfo, blocks []netip.Prefix) []netip.Prefix {
 }
 
 // finishIntent drops the intent and clears releasing marks it left behind.
-func (r *Runner) finishIntent(in store.Intent, rep *Report) {
-	err := r.Store.Update(func(tx *store.Tx) error {
+func (p *pass) finishIntent(in store.Intent) {
+	err := p.Store.Update(func(tx *store.Tx) error {
 		// The release is done in EC2: drop the blocks now, never unmark them,
 		// or a pod could take an address EC2 no longer gives this node.
 		switch in.Kind {
@@ -171,13 +171,13 @@ func (r *Runner) finishIntent(in store.Intent, rep *Report) {
 				return err
 			}
 		}
-		if err := tx.AddEvent(store.Event{Time: r.now(), Kind: "repaired",
+		if err := tx.AddEvent(store.Event{Time: p.now(), Kind: "repaired",
 			Message: fmt.Sprintf("repaired the %s intent %s left by an interrupted pass", in.Kind, in.ID)}); err != nil {
 			return err
 		}
 		return tx.DeleteIntent(in.ID)
 	})
 	if err != nil {
-		rep.Failed = append(rep.Failed, fmt.Sprintf("dropping intent %s: %v", in.ID, err))
+		p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("dropping intent %s: %v", in.ID, err))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/store"
 )
 
 // Leaked ENIs (ours by tag, available, older than leakAge) are deleted, at
@@ -23,28 +22,28 @@ const (
 // repair a pass killed mid-call), so six hours is soon enough.
 const LeakSweepEvery = 6 * time.Hour
 
-func (r *Runner) sweepLeaked(ctx context.Context, node store.Node, rep *Report) {
-	now := r.now()
-	if now.Sub(rep.lastLeakSweep) < LeakSweepEvery {
+func (p *pass) sweepLeaked(ctx context.Context) {
+	now := p.now()
+	if now.Sub(p.lastLeakSweep) < LeakSweepEvery {
 		return
 	}
-	rep.lastLeakSweep = now
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
-	leaked, err := r.Cloud.LeakedENIs(ctx, node.VPCID, leakAge, now)
+	p.lastLeakSweep = now
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, leakAge, now)
 	if err != nil {
-		rep.Failed = append(rep.Failed, "leaked-ENI sweep: "+err.Error())
+		p.rep.Failed = append(p.rep.Failed, "leaked-ENI sweep: "+err.Error())
 		return
 	}
 	for i, e := range leaked {
 		if i == leakBatch {
 			break
 		}
-		rep.Calls = append(rep.Calls, "DeleteNetworkInterface")
-		if err := r.Cloud.DeleteENI(ctx, e.ID); err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("deleting leaked ENI %s: %v", e.ID, err))
+		p.rep.Calls = append(p.rep.Calls, "DeleteNetworkInterface")
+		if err := p.Cloud.DeleteENI(ctx, e.ID); err != nil {
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("deleting leaked ENI %s: %v", e.ID, err))
 			continue
 		}
-		rep.Findings = append(rep.Findings, Finding{"leaked-eni", fmt.Sprintf("deleted leaked ENI %s (tagged for %s)",
+		p.rep.Findings = append(p.rep.Findings, Finding{"leaked-eni", fmt.Sprintf("deleted leaked ENI %s (tagged for %s)",
 			e.ID, e.Tags[cloud.TagInstanceID])})
 	}
 }
