@@ -9,13 +9,6 @@ import (
 	"vpc-cni/store"
 )
 
-// groupSyncer reads the primary ENI's security groups and sets an ENI's;
-// *cloud.Client implements it.
-type groupSyncer interface {
-	ENIGroups(ctx context.Context, mac string) ([]string, error)
-	SetENIGroups(ctx context.Context, eniID string, groups []string) error
-}
-
 // followPrimaryGroups keeps our secondary ENIs in the primary ENI's security
 // groups, as the reference's RefreshSGIDs does: one IMDS read per pass; only
 // when the groups differ from the ones learnt does it describe the ENIs and
@@ -23,11 +16,10 @@ type groupSyncer interface {
 // carry) are updated once every ENI follows, so a failed call is retried by
 // the next pass. Under custom networking the configured groups apply instead.
 func (p *pass) followPrimaryGroups(ctx context.Context) {
-	gs, ok := p.Cloud.(groupSyncer)
-	if !ok || p.cfg.Pool.CustomNetworking || p.node.PrimaryMAC == "" {
+	if p.cfg.Pool.CustomNetworking || p.node.PrimaryMAC == "" {
 		return
 	}
-	groups, err := gs.ENIGroups(ctx, p.node.PrimaryMAC)
+	groups, err := p.Cloud.ENIGroups(ctx, p.node.PrimaryMAC)
 	if err != nil || len(groups) == 0 || sameGroups(groups, p.node.SecurityGroups) {
 		if err != nil {
 			p.log().Info("primary ENI's security groups not reread", "err", err)
@@ -46,7 +38,7 @@ func (p *pass) followPrimaryGroups(ctx context.Context) {
 			continue
 		}
 		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
-		if err := gs.SetENIGroups(ctx, e.ID, groups); err != nil {
+		if err := p.Cloud.SetENIGroups(ctx, e.ID, groups); err != nil {
 			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("security groups %v on %s: %v", groups, e.ID, err))
 			failed = true
 			continue

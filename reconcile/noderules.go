@@ -11,17 +11,10 @@ import (
 	"vpc-cni/store"
 )
 
-// NodeRules keeps the node-level rules (SNAT, NodePort connmark, fwmark rule);
-// a Host that also implements it gets them checked and repaired every pass.
-type NodeRules interface {
-	EnsureNodeRules(cfg hostnet.Config) (repaired []string, err error)
-}
-
 // ensureNodeRules is the pass's hook: it checks the node-level rules and
 // repairs what another program removed or what a changed knob makes stale.
 func (p *pass) ensureNodeRules(ctx context.Context) {
-	nr, ok := p.Host.(NodeRules)
-	if !ok || !p.node.PrimaryIP.IsValid() {
+	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
 		return
 	}
 	rules, err := NodeRulesConfig(p.node, settings.Inputs{Env: p.Env, File: p.File})
@@ -35,7 +28,7 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 	if err == nil {
 		rules.VPCCIDRs = p.refreshVPCCIDRs(ctx)
 		var repaired []string
-		repaired, err = nr.EnsureNodeRules(rules)
+		repaired, err = p.Host.EnsureNodeRules(rules)
 		if len(repaired) > 0 {
 			p.log().Info("node rules set", "repaired", repaired)
 		}
@@ -45,21 +38,12 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 	}
 }
 
-// vpcCIDRReader reads the VPC's CIDRs now; *cloud.Client implements it.
-type vpcCIDRReader interface {
-	VPCCIDRs(ctx context.Context, mac string) ([]netip.Prefix, error)
-}
-
 // refreshVPCCIDRs rereads the VPC's CIDRs (one IMDS read), so a CIDR
 // associated after the node was learnt keeps pods' addresses, and stores a
 // change so that status and doctor expect the same rules. On failure the
 // learnt CIDRs stay.
 func (p *pass) refreshVPCCIDRs(ctx context.Context) []netip.Prefix {
-	rd, ok := p.Cloud.(vpcCIDRReader)
-	if !ok {
-		return p.node.VPCCIDRs
-	}
-	cidrs, err := rd.VPCCIDRs(ctx, p.node.PrimaryMAC)
+	cidrs, err := p.Cloud.VPCCIDRs(ctx, p.node.PrimaryMAC)
 	if err != nil || len(cidrs) == 0 || slices.Equal(cidrs, p.node.VPCCIDRs) {
 		if err != nil {
 			p.log().Info("VPC CIDRs not reread; using the learnt ones", "err", err)
@@ -93,5 +77,5 @@ func NodeRulesConfig(node store.Node, in settings.Inputs) (hostnet.Config, error
 	}, nil
 }
 
-// EnsureNodeRules implements NodeRules in the process's namespace.
+// EnsureNodeRules keeps the node-level rules in the process's namespace.
 func (KernelHost) EnsureNodeRules(cfg hostnet.Config) ([]string, error) { return hostnet.Ensure(cfg) }

@@ -31,14 +31,6 @@ import (
 // merge of EC2's answer, and a lagging IMDS that still lists it disagrees with
 // the store and sends the pass to EC2 again.
 
-// IMDSReader is what the read step needs from IMDS; *cloud.Client has it. A
-// Cloud without it reads EC2 on every pass.
-type IMDSReader interface {
-	// AttachedInterfaces lists the ENIs IMDS shows attached, with their
-	// addresses and prefixes, by device index. IMDS may lag EC2.
-	AttachedInterfaces(ctx context.Context) ([]cloud.IMDSInterface, error)
-}
-
 // Sources of a pass's view of the ENIs (Report.Observed).
 const (
 	FromIMDS = "imds"
@@ -75,8 +67,7 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 // ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
 // the merge takes it) when IMDS agrees with the store.
 func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
-	src, ok := p.Cloud.(IMDSReader)
-	if !ok || p.cfg.EC2Resync <= 0 {
+	if p.cfg.EC2Resync <= 0 {
 		return "every pass (" + settings.EC2ResyncInterval + "=0)", nil, nil
 	}
 	if len(p.orphans) > 0 {
@@ -105,7 +96,7 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
 		return "safety-net interval", nil, nil
 	}
-	view, err := src.AttachedInterfaces(ctx)
+	view, err := p.Cloud.AttachedInterfaces(ctx)
 	if err != nil {
 		return "IMDS unreadable: " + err.Error(), nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
+	"vpc-cni/hostnet"
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
@@ -48,6 +49,9 @@ func (h *slowHost) SetupENI(e pool.ENI, _ netip.Prefix, _ int) error {
 }
 
 func (h *slowHost) TeardownENI(pool.ENI, netip.Prefix) error { return nil }
+
+// EnsureNodeRules keeps no rules: the simulated node has no kernel side.
+func (h *slowHost) EnsureNodeRules(hostnet.Config) ([]string, error) { return nil, nil }
 
 // due is when an ENI seen but not yet usable will be; zero if none.
 func (h *slowHost) due() time.Time {
