@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -108,31 +109,10 @@ func checkLastReconcile(s PoolStatus, now time.Time) Finding {
 }
 
 // likelyCause says what a failed pass's cause (reconcile.Cause) usually
-// means on a node, and what to do.
+// means on a node, and what to do: reconcile's table of causes.
 func likelyCause(cause string) string {
-	switch cause {
-	case "no-credentials":
-		return "no usable AWS credentials: check the instance role (IMDS) or the AWS_* credentials in the unit's environment"
-	case "unreachable":
-		return "the EC2 or IMDS endpoint did not answer: check AWS_REGION, AWS_ENDPOINT_URL_EC2, proxies and the route to EC2"
-	case "throttled":
-		return "EC2 throttled the account or the node's rate budget ran out: passes back off and retry; lower " +
-			settings.EC2DescribeRate + "/" + settings.EC2MutatingRate + " on busy accounts"
-	case "unauthorized":
-		return "the IAM policy lacks the action named in the error: add it to the node's instance role"
-	case "timeout":
-		return "the pass ran out of --timeout before EC2 answered: check the endpoint, or raise --timeout"
-	case "identity":
-		return "EC2's answer contradicts the node: a wrong region, another account's credentials, an endpoint " +
-			"that does not know the instance, or a state dir copied from another node; nothing was changed"
-	case "subnet-full", "no-free-prefix":
-		return "the subnet has no free addresses (or /28s): growth backs off; free addresses or add subnet space"
-	case "limit":
-		return "an instance-type limit was hit: the next pass re-reads EC2"
-	case "config":
-		return "a bad configuration value: fix the variable named in the error, in the file or the environment"
-	}
-	return "see 'vpcctl events' for what the pass did before it failed"
+	c, _ := reconcile.CauseOf(cause)
+	return c.Meaning + ": " + c.Action
 }
 
 func checkIntents(st *store.Store, now time.Time) Finding {

@@ -17,7 +17,7 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
 		return
 	}
-	rules, err := NodeRulesConfig(p.node, settings.Inputs{Env: p.Env, File: p.File})
+	rules, err := nodeRulesOn(p.node, settings.Inputs{Env: p.Env, File: p.File}, p.Host.PrimaryLink)
 	if err == nil && rules.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
 		// never write rules where the primary ENI is not. Debug only:
@@ -62,11 +62,17 @@ func (p *pass) refreshVPCCIDRs(ctx context.Context) []netip.Prefix {
 // namespace (PrimaryIf is "" when no link has it: the rules are not ours to
 // set there).
 func NodeRulesConfig(node store.Node, in settings.Inputs) (hostnet.Config, error) {
+	return nodeRulesOn(node, in, hostnet.PrimaryLink)
+}
+
+// nodeRulesOn is NodeRulesConfig with the primary link found by primaryLink
+// (a Host's: a test's host has none, and costs no netlink read).
+func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac string) (string, error)) (hostnet.Config, error) {
 	n, err := settings.NodeNetwork(in.Merged())
 	if err != nil {
 		return hostnet.Config{}, err
 	}
-	link, err := hostnet.PrimaryLink(node.PrimaryMAC)
+	link, err := primaryLink(node.PrimaryMAC)
 	if err != nil {
 		return hostnet.Config{}, err
 	}
@@ -76,6 +82,9 @@ func NodeRulesConfig(node store.Node, in settings.Inputs) (hostnet.Config, error
 		Mark: n.ConnMark, VethPrefix: netns.VethPrefix,
 	}, nil
 }
+
+// PrimaryLink finds the primary ENI's link in the process's namespace.
+func (KernelHost) PrimaryLink(mac string) (string, error) { return hostnet.PrimaryLink(mac) }
 
 // EnsureNodeRules keeps the node-level rules in the process's namespace.
 func (KernelHost) EnsureNodeRules(cfg hostnet.Config) ([]string, error) { return hostnet.Ensure(cfg) }

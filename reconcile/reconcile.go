@@ -143,6 +143,11 @@ type Host interface {
 	// source is its primary IP and its routes. Idempotent: a link already
 	// gone took its routes with it. The pass logs an error and detaches anyway.
 	TeardownENI(e pool.ENI, subnet netip.Prefix) error
+	// PrimaryLink names the link with the primary ENI's MAC, or "" when no
+	// link has it: then the node-level rules are not this host's to set (a
+	// test's namespace, a misconfigured run) and the pass leaves them. A read;
+	// an error means it could not look.
+	PrimaryLink(mac string) (string, error)
 	// EnsureNodeRules checks the node-level rules (SNAT, NodePort connmark,
 	// fwmark rule, rp_filter) against cfg and rewrites what is missing or
 	// stale, returning what it rewrote. Idempotent and cheap when all is in

@@ -1,10 +1,6 @@
 package reconcile
 
 import (
-	"context"
-	"errors"
-
-	"vpc-cni/cloud"
 	"vpc-cni/store"
 )
 
@@ -62,23 +58,4 @@ func (p *pass) reportOf(err error) store.ReconcileReport {
 		sr.Error, sr.Cause = err.Error(), Cause(err)
 	}
 	return sr
-}
-
-// Cause names what a failed pass's error means, for doctor and status: a
-// cloud.Kind ("no-credentials", "unreachable", "throttled", "unauthorized",
-// ...), "identity" (EC2's answer contradicts the node), "config", "timeout"
-// or "other".
-func Cause(err error) string {
-	var ce *cloud.Error
-	switch {
-	case IsIdentityError(err):
-		return "identity"
-	case IsConfigError(err):
-		return "config"
-	case errors.As(err, &ce):
-		return ce.Kind.String()
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return cloud.KindTimeout.String()
-	}
-	return cloud.KindOther.String()
 }

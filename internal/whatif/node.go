@@ -50,7 +50,9 @@ func (h *slowHost) SetupENI(e pool.ENI, _ netip.Prefix, _ int) error {
 
 func (h *slowHost) TeardownENI(pool.ENI, netip.Prefix) error { return nil }
 
-// EnsureNodeRules keeps no rules: the simulated node has no kernel side.
+// PrimaryLink and EnsureNodeRules: the simulated node has no kernel side,
+// so passes keep no node-level rules.
+func (h *slowHost) PrimaryLink(string) (string, error)               { return "", nil }
 func (h *slowHost) EnsureNodeRules(hostnet.Config) ([]string, error) { return nil, nil }
 
 // due is when an ENI seen but not yet usable will be; zero if none.

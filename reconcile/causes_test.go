@@ -1,0 +1,52 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"vpc-cni/cloud"
+)
+
+// everyFailure is one error of every shape a failed pass can end with.
+func everyFailure() []error {
+	errs := []error{IdentityError{"x"}, ConfigError{errors.New("x")}, context.DeadlineExceeded,
+		context.Canceled, errors.New("x"), fmt.Errorf("wrapped: %w", IdentityError{"x"})}
+	for k := cloud.Kind(0); !strings.HasPrefix(k.String(), "kind("); k++ {
+		errs = append(errs, fmt.Errorf("a step: %w", &cloud.Error{Op: "ec2:X", Kind: k}))
+	}
+	return errs
+}
+
+func TestCausesCoverEveryCause(t *testing.T) {
+	produced := map[string]bool{}
+	for _, err := range everyFailure() {
+		name := Cause(err)
+		produced[name] = true
+		if _, ok := CauseOf(name); !ok {
+			t.Errorf("Cause(%v) = %q, which the table of causes lacks", err, name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range Causes() {
+		if seen[c.Name] {
+			t.Errorf("cause %q is in the table twice", c.Name)
+		}
+		seen[c.Name] = true
+		if !produced[c.Name] {
+			t.Errorf("cause %q is in the table but no failure produces it", c.Name)
+		}
+		if c.Meaning == "" || c.Action == "" {
+			t.Errorf("cause %q lacks a meaning or an action: %+v", c.Name, c)
+		}
+	}
+}
+
+func TestCauseOfUnknownNameIsOther(t *testing.T) {
+	c, ok := CauseOf("from-a-newer-binary")
+	if ok || c.Name != cloud.KindOther.String() {
+		t.Errorf("CauseOf(unknown) = %+v, %v; want the %q entry and false", c, ok, cloud.KindOther)
+	}
+}
