@@ -12,11 +12,27 @@ import (
 	"vpc-cni/store"
 )
 
-// Host is the node side podgc reads and cleans; netns implements it.
+// Host is the node side podgc reads and cleans; Kernel is netns's. Run calls
+// it with the store closed and takes no lock: each release is its own short
+// transaction that checks the assignment is still the one it read, so a
+// concurrent ADD or DEL is never undone.
 type Host interface {
+	// ListHost reads the node namespace's pod veths, routes and rules,
+	// sorted. It changes nothing; an error stops Run before any removal.
 	ListHost() (netns.HostState, error)
+	// NetnsExists reports whether path is a network namespace (a bind mount
+	// under /var/run/netns or a live process's /proc/<pid>/ns/net). False
+	// releases the assignment; Kernel answers false for a path that is gone,
+	// is not a namespace, or cannot be read.
 	NetnsExists(path string) bool
+	// TeardownPod removes a dead pod's wiring as the plugin's DEL does.
+	// Idempotent: pieces already gone are done. On an error the assignment
+	// is kept and the next run tries again.
 	TeardownPod(p netns.Pod) error
+	// RemoveLeftover removes the host veth named veth (when not empty) and
+	// the routes and rules of ip (when valid), leaving the rules of an address
+	// now routed through another link (handed to another pod). Idempotent;
+	// an error is reported and the run goes on.
 	RemoveLeftover(veth string, ip netip.Addr) error
 }
 
