@@ -151,6 +151,9 @@ func causes() []string {
 	return names
 }
 
+// The table of failure causes: one row per cause, | `name` | meaning | what to do |.
+const causesSection = "### Failure causes"
+
 var causeRow = regexp.MustCompile("^\\| `([a-z-]+)` \\|")
 
 func TestOperatingPageExplainsEveryFailureCause(t *testing.T) {
@@ -159,10 +162,18 @@ func TestOperatingPageExplainsEveryFailureCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	var documented []string
+	in := false
 	for _, line := range strings.Split(string(data), "\n") {
-		if m := causeRow.FindStringSubmatch(line); m != nil {
+		if strings.HasPrefix(line, "#") {
+			in = strings.TrimSpace(line) == causesSection
+			continue
+		}
+		if m := causeRow.FindStringSubmatch(line); in && m != nil {
 			documented = append(documented, m[1])
 		}
+	}
+	if len(documented) == 0 {
+		t.Fatalf("operating.md has no table under %q", causesSection)
 	}
 	sort.Strings(documented)
 	if want := causes(); !reflect.DeepEqual(documented, want) {
