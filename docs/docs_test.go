@@ -269,3 +269,47 @@ func TestNoCommitHashInTheDocs(t *testing.T) {
 		}
 	}
 }
+
+var (
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading = regexp.MustCompile(`(?m)^#+ (.+)$`)
+	notSlug = regexp.MustCompile(`[^a-z0-9 _-]`)
+)
+
+// anchors are a page's heading slugs, as GitHub writes them.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range heading.FindAllStringSubmatch(text, -1) {
+		slug := notSlug.ReplaceAllString(strings.ToLower(m[1]), "")
+		out[strings.ReplaceAll(slug, " ", "-")] = true
+	}
+	return out
+}
+
+func TestLinksBetweenPagesResolve(t *testing.T) {
+	pages, _ := filepath.Glob("*.md")
+	for _, page := range append(pages, "../README.md") {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file := page
+			if target != "" {
+				file = filepath.Join(filepath.Dir(page), target)
+			}
+			body, err := os.ReadFile(file)
+			if err != nil {
+				t.Errorf("%s links to %s, which does not exist", page, m[1])
+				continue
+			}
+			if anchor != "" && !anchors(string(body))[anchor] {
+				t.Errorf("%s links to %s, but %s has no heading #%s", page, m[1], file, anchor)
+			}
+		}
+	}
+}
