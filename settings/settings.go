@@ -219,13 +219,7 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	}
 	if err == nil {
-		err = r.adaptive(&e)
-	}
-	if err == nil {
-		err = r.resync(&e)
-	}
-	if err == nil {
-		err = r.awsNodeKnobs(&e)
+		err = r.others(&e)
 	}
 	if err != nil {
 		return Effective{}, err
@@ -239,6 +233,16 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
 	e.Values = r.values
 	return e, nil
+}
+
+// others resolves the knobs outside the pool's targets into e.
+func (r *resolver) others(e *Effective) error {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs} {
+		if err := resolve(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *resolver) origin(name string) string {
