@@ -199,8 +199,8 @@ func (r *Runner) prepare(ctx context.Context, rep *Report) (store.Node, settings
 			return node, cfg, err
 		}
 	}
-	if cfg.Pool.PrefixDelegation && !cloud.PrefixCapable(node.Hypervisor) {
-		cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
+	if on := OnNode(cfg.Pool, node); on.PrefixDelegation != cfg.Pool.PrefixDelegation {
+		cfg.Pool = on // as the reference: warn and use single addresses
 		rep.Config = cfg
 		rep.Findings = append(rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
 			"ENABLE_PREFIX_DELEGATION is ignored: %s (%s hypervisor) cannot hold /28 prefixes; using single addresses",
