@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"vpc-cni/plugin"
 	"vpc-cni/settings"
 )
 
@@ -13,7 +14,7 @@ import (
 // to 1.0.0, so the list is 1.0.0 while the plugin speaks all three.
 const conflistCNIVersion = "1.0.0"
 
-var conflistCNIVersions = []string{"0.4.0", "1.0.0", "1.1.0"}
+var conflistCNIVersions = plugin.CNIVersions()
 
 // Chained plugins, added only when their binaries are in the CNI bin dir
 // (the runtime would otherwise fail every ADD on a missing plugin).

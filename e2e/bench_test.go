@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/internal/testenv"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )
@@ -202,7 +203,7 @@ func beforeBinary(b *testing.B) string {
 // sdkonly-vs-empty shows how much of that budget linking the SDK already
 // takes on this machine.
 func BenchmarkVersionStartup(b *testing.B) {
-	requireRoot(b)
+	testenv.RequireRoot(b, needsRoot)
 	dir := b.TempDir()
 	for _, name := range []string{"empty", "sdkonly"} {
 		if err := run1(goBinary(), "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name),

@@ -20,6 +20,10 @@ import (
 	"vpc-cni/store"
 )
 
+// CNIVersions are the CNI spec versions the plugin speaks (a new slice each
+// call): what VERSION reports and what the installed conflist lists.
+func CNIVersions() []string { return []string{"0.4.0", "1.0.0", "1.1.0"} }
+
 // Funcs are the CNI verbs for skel, on the node's kernel, printing to stdout.
 func Funcs() skel.CNIFuncs { return funcsOn(Kernel{}, os.Stdout) }
 
