@@ -10,6 +10,9 @@ import (
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 )
 
 func poolCommand() *cli.Command {
@@ -91,25 +94,25 @@ func poolWarm(c *cli.Context) error {
 				"but reconciling now failed: %w", describeOverrides(given, c.Bool("reset")), err)
 		}
 	}
-	status, err := loadStatus(st, in, time.Now())
+	view, err := status.Load(st, in, time.Now())
 	if err != nil {
 		return err
 	}
 	out := struct {
 		Knobs     []settings.Value  `json:"knobs"`
 		Reconcile *reconcile.Report `json:"reconcile,omitempty"`
-		Pool      PoolStatus        `json:"pool"`
-	}{eff.Values, rep, status}
-	return render(c, out, func(t *table) {
+		Pool      status.PoolStatus `json:"pool"`
+	}{eff.Values, rep, view}
+	return render(c, out, func(t *printers.Table) {
 		if rep != nil {
 			reportRows(t, rep)
-			t.blank()
+			t.Blank()
 		}
-		if status.Initialized {
-			statusTable(t, status) // ends with every knob and its source
+		if view.Initialized {
+			status.Table(t, view) // ends with every knob and its source
 			return
 		}
-		knobRows(t, "", knobStatus(eff.Values, nil))
+		status.KnobRows(t, "", status.Knobs(eff.Values, nil))
 	})
 }
 
