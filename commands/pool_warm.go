@@ -75,15 +75,11 @@ func poolWarm(c *cli.Context) error {
 	if given.Empty() && !c.Bool("reset") {
 		return usagef("pool warm: give at least one of --ip-target, --min-ip-target, --eni-target, --prefix-target, or --reset")
 	}
-	in, err := knobInputs(c)
+	s, err := openSession(c, writable)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(c)
-	if err != nil {
-		return err
-	}
-	eff, err := persistOverrides(st, in, given, c.Bool("reset"))
+	eff, err := persistOverrides(s.st, s.in, given, c.Bool("reset"))
 	if err != nil {
 		return err
 	}
@@ -94,10 +90,15 @@ func poolWarm(c *cli.Context) error {
 				"but reconciling now failed: %w", describeOverrides(given, c.Bool("reset")), err)
 		}
 	}
-	view, err := status.Load(st, in, time.Now())
+	view, err := status.Load(s.st, s.in, time.Now())
 	if err != nil {
 		return err
 	}
+	return renderWarm(c, eff, rep, view)
+}
+
+// renderWarm shows the knobs saved, the pass run, and the pool after it.
+func renderWarm(c *cli.Context, eff settings.Effective, rep *reconcile.Report, view status.PoolStatus) error {
 	out := struct {
 		Knobs     []settings.Value  `json:"knobs"`
 		Reconcile *reconcile.Report `json:"reconcile,omitempty"`

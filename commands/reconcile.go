@@ -87,18 +87,15 @@ func reconcilePass(c *cli.Context) error {
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held
 // lock without --wait is not a failure: the other pass does the work.
 func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
-	in, err := knobInputs(c)
-	if err != nil {
-		return nil, err
-	}
-	open := openStore
+	mode := writable
 	if dryRun {
-		open = openStateReadOnly
+		mode = readOnly
 	}
-	st, err := open(c)
+	s, err := openSession(c, mode)
 	if err != nil {
 		return nil, err
 	}
+	st := s.st
 	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	if !dryRun {
@@ -116,7 +113,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, in) // per-attempt HTTP timeouts come from ctx's deadline
+	runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
 		return nil, classifyRunError(ctx, err)
 	}
