@@ -62,13 +62,11 @@ func migrateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
-	defer cancel()
-	unlock, err := lockFor(s.st, c.Duration("timeout"))
+	ctx, release, err := exclusive(c, s.st)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer release()
 	runner, err := runnerFor(ctx, s.st, s.in)()
 	if err != nil {
 		return err

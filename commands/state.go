@@ -47,13 +47,11 @@ func rebuildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
-	defer cancel()
-	unlock, err := lockFor(s.st, c.Duration("timeout"))
+	ctx, release, err := exclusive(c, s.st)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer release()
 	out, err := rebuild.Run(ctx, s.st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), Force: c.Bool("force"),
 		NewRunner: runnerFor(ctx, s.st, s.in)})
 	if err != nil {
