@@ -11,6 +11,9 @@ import (
 
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 )
 
 func reconcileCommand() *cli.Command {
@@ -84,18 +87,15 @@ func reconcilePass(c *cli.Context) error {
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held
 // lock without --wait is not a failure: the other pass does the work.
 func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
-	in, err := knobInputs(c)
-	if err != nil {
-		return nil, err
-	}
-	open := openStore
+	mode := writable
 	if dryRun {
-		open = openStateReadOnly
+		mode = readOnly
 	}
-	st, err := open(c)
+	s, err := openSession(c, mode)
 	if err != nil {
 		return nil, err
 	}
+	st := s.st
 	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	if !dryRun {
@@ -113,7 +113,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, in) // per-attempt HTTP timeouts come from ctx's deadline
+	runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
 		return nil, classifyRunError(ctx, err)
 	}
@@ -127,33 +127,33 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {
-	return render(c, rep, func(t *table) { reportRows(t, rep) })
+	return render(c, rep, func(t *printers.Table) { reportRows(t, rep) })
 }
 
-func reportRows(t *table, rep *reconcile.Report) {
+func reportRows(t *printers.Table, rep *reconcile.Report) {
 	{
 		f := rep.Plan.Figures
-		t.row("POLICY", f.Policy)
-		t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
+		t.Row("POLICY", f.Policy)
+		t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
 			f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess))
 		if len(rep.Plan.Actions) == 0 {
-			t.row("PLAN", "nothing to do: the pool is at its targets")
+			t.Row("PLAN", "nothing to do: the pool is at its targets")
 		}
 		for i, a := range rep.Plan.Actions {
-			t.row(fmt.Sprintf("ACTION %d", i+1), describeAction(a))
+			t.Row(fmt.Sprintf("ACTION %d", i+1), status.DescribeAction(a))
 		}
 		verb := "EC2 CALLS"
 		if rep.DryRun {
 			verb = "WOULD CALL"
 		}
-		t.row(verb, countCalls(rep.Calls))
+		t.Row(verb, printers.CountCalls(rep.Calls))
 		for _, f := range rep.Findings {
-			t.row("FOUND", f.Message)
+			t.Row("FOUND", f.Message)
 		}
 		for _, f := range rep.Failed {
-			t.row("FAILED", f)
+			t.Row("FAILED", f)
 		}
-		t.row("TOOK", rep.Duration.Round(time.Millisecond))
+		t.Row("TOOK", rep.Duration.Round(time.Millisecond))
 	}
 }
 
@@ -162,12 +162,12 @@ func reportRows(t *table, rep *reconcile.Report) {
 func logSummary(rep *reconcile.Report) {
 	did := make([]string, len(rep.Plan.Actions))
 	for i, a := range rep.Plan.Actions {
-		did[i] = describeAction(a)
+		did[i] = status.DescribeAction(a)
 	}
 	if len(did) == 0 {
 		did = append(did, "nothing to do")
 	}
-	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", countCalls(rep.Calls),
+	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", printers.CountCalls(rep.Calls),
 		"findings", len(rep.Findings), "took", rep.Duration.Round(time.Millisecond)}
 	if len(rep.Failed) > 0 {
 		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))
