@@ -66,6 +66,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// refLDFlags are the flags of containernetworking/plugins' release workflow
+// (.github/workflows/release.yaml: CGO_ENABLED=0, a static link, the version
+// stamped, no -trimpath), stripped as well (-s -w, as vpcctl is), so the
+// benchmarks compare with binaries as users install them.
+func refLDFlags(goBin string) (string, error) {
+	const mod = "github.com/containernetworking/plugins"
+	v, err := exec.Command(goBin, "list", "-m", "-f", "{{.Version}}", mod).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %v", mod, err)
+	}
+	return "-s -w -extldflags -static -X " + mod + "/pkg/utils/buildversion.BuildVersion=" + strings.TrimSpace(string(v)), nil
+}
+
 // buildBinaries builds vpcctl with the Makefile's own flags (so benchmarks
 // measure the binary that ships) and the reference plugins next to it.
 func buildBinaries(dir string) error {
@@ -78,7 +91,11 @@ func buildBinaries(dir string) error {
 	if err := run1("make", "-C", root, "build", "BIN="+dir, "VERSION=e2e", "COMMIT=e2e", "GO="+goBin); err != nil {
 		return err
 	}
-	args := []string{"build", "-o", dir + "/"}
+	ldflags, err := refLDFlags(goBin)
+	if err != nil {
+		return err
+	}
+	args := []string{"build", "-o", dir + "/", "-ldflags", ldflags}
 	for _, p := range refPlugins {
 		args = append(args, "github.com/containernetworking/plugins/plugins/"+p)
 	}
