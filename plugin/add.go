@@ -83,11 +83,11 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		e, err := c.cfg.Knobs(o)
 		return reconcile.OnNode(e.Pool, node), err
 	}
-	res, err := c.store.TakeForPod(want, c.now(), knobs)
+	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
 	if res.HasNode {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
-	c.low = res.Low
+	c.low, c.startRefill = res.Low, res.StartRefill
 	if err != nil && !errors.Is(err, store.ErrNoFreeAddress) {
 		return res.Assignment, storeErr("taking an address", err)
 	}

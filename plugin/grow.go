@@ -77,7 +77,7 @@ func whyNoGrowth(rep *reconcile.Report) string {
 // under its target. The child takes the lock without waiting, so a burst of
 // ADDs starts at most one pass that does work.
 func (c *call) maybeRefill() {
-	if !c.low || !c.cfg.backgroundReconcile() {
+	if !c.startRefill || !c.cfg.backgroundReconcile() {
 		return
 	}
 	self, err := os.Executable()

@@ -42,18 +42,19 @@ type verbs struct {
 // call is one invocation: its configuration, deadline, store and log.
 type call struct {
 	verbs
-	args    *skel.CmdArgs
-	cfg     *Config
-	pod     podArgs
-	netns   string // the pod's namespace; empty when DEL found it gone or unusable
-	store   *store.Store
-	log     *slog.Logger
-	ctx     context.Context
-	cancel  context.CancelFunc
-	logFile io.Closer
-	subnet  netip.Prefix // the node's subnet, read with the address
-	limits  pool.Limits  // the instance's, read with the address
-	low     bool         // the ADD left the pool under its target
+	args        *skel.CmdArgs
+	cfg         *Config
+	pod         podArgs
+	netns       string // the pod's namespace; empty when DEL found it gone or unusable
+	store       *store.Store
+	log         *slog.Logger
+	ctx         context.Context
+	cancel      context.CancelFunc
+	logFile     io.Closer
+	subnet      netip.Prefix // the node's subnet, read with the address
+	limits      pool.Limits  // the instance's, read with the address
+	low         bool         // the ADD left the pool under its target
+	startRefill bool         // ... and claimed the background refill (store.TakeForPod)
 }
 
 // begin parses the configuration and opens the log and the store (which

@@ -21,6 +21,9 @@ type PodTake struct {
 	HasNode    bool
 	// Low: the pool is under its free target afterwards, or had no address.
 	Low bool
+	// StartRefill: Low, and this ADD claimed the background refill (asked
+	// for with claimRefill): the caller starts the detached pass.
+	StartRefill bool
 }
 
 // Knobs resolves the pool's knobs now over the overrides the store holds
@@ -33,14 +36,18 @@ type Knobs func(stored settings.Overrides, node Node) (pool.Config, error)
 // the overrides and the node, resolves the knobs now (so custom networking
 // and the cooldown apply before a pass has seen them), takes an address for
 // want at or above the first pod device, reports whether the pool is left
-// under its free target and counts the ADD. ErrNoFreeAddress when none is
+// under its free target, claims the background refill if asked to and none
+// stands (claimRefill), and counts the ADD. ErrNoFreeAddress when none is
 // usable; that outcome is committed too, so metrics count it.
-func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs) (PodTake, error) {
+func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs, claimRefill bool) (PodTake, error) {
 	var res PodTake
 	var takeErr error
 	err := s.Update(func(tx *Tx) error {
 		var err error
 		res, takeErr, err = tx.takeForPod(want, now, knobs)
+		if err == nil && claimRefill && res.Low {
+			res.StartRefill, err = tx.claimRefill(now)
+		}
 		return err
 	})
 	if err == nil {

@@ -187,7 +187,7 @@ func (n *node) take(key string) (ok, low bool, err error) {
 		e, err := settings.Resolve(o, settings.Inputs{Env: n.runner.Env})
 		return reconcile.OnNode(e.Pool, node), err
 	}
-	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), knobs)
+	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), knobs, false) // the run coalesces refills itself
 	if isNoFree(err) {
 		return false, false, nil
 	}
