@@ -3,11 +3,15 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/metrics"
+	"vpc-cni/plugin"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -67,7 +71,37 @@ func metricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metric
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
 		return in, err
 	}
+	in.Reference = referenceFigures(status, in.Counters)
 	return in, nil
+}
+
+// referenceFigures are the figures of the reference's awscni_* series.
+func referenceFigures(s PoolStatus, counters map[string]int64) metrics.Reference {
+	r := metrics.Reference{NoAddress: counters[plugin.CounterNoFreeAddress], EC2Calls: map[string]int64{}}
+	if s.Node != nil && s.Node.Limits.IPv4PerENI > 1 {
+		r.IPMax = s.Figures.MaxENIs * (s.Node.Limits.IPv4PerENI - 1)
+		if s.Figures.Mode == "prefix" {
+			r.IPMax *= 16
+		}
+	}
+	prefixes := map[string]bool{}
+	for _, e := range s.ENIs {
+		for _, a := range e.Addresses {
+			if p, err := netip.ParsePrefix(a.Block); err == nil && p.Bits() < 32 {
+				prefixes[a.Block] = true
+			}
+		}
+	}
+	r.Prefixes = len(prefixes)
+	for name, n := range counters {
+		if action, ok := strings.CutPrefix(name, reconcile.CounterEC2Calls); ok {
+			r.EC2Calls[action] = n
+		} else if rest, ok := strings.CutPrefix(name, reconcile.CounterEC2Errors); ok {
+			api, code, _ := strings.Cut(rest, "_") // EC2 action names have no underscore
+			r.EC2Errors = append(r.EC2Errors, metrics.APIError{API: api, Code: code, N: n})
+		}
+	}
+	return r
 }
 
 // writeMetricsAfterPass refreshes the metrics file; a failure is reported, not fatal.

@@ -42,6 +42,7 @@ type Input struct {
 	LastDuration  time.Duration
 	LastCalls     map[string]int // EC2 calls of the last pass, by action
 	LastFailed    bool
+	Reference     Reference // the reference's series (awscni_*)
 }
 
 // Render writes the exposition text; names are stable for dashboards.
@@ -69,6 +70,7 @@ func Render(w io.Writer, in Input) error {
 	m.header("vpc_cni_reconcile_failures_total", "counter", "reconcile passes that failed; the last error is in `vpcctl pool status` and `vpcctl events`")
 	m.sample("vpc_cni_reconcile_failures_total", "", float64(in.Counters["reconcile_failed"]))
 	m.counters(in.Counters)
+	m.reference(in)
 	return m.err
 }
 

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"vpc-cni/cloud"
 	"vpc-cni/store"
@@ -34,6 +35,9 @@ func (r *Runner) saveReport(rep *Report, err error) {
 			outcome = "failed"
 		}
 		if err := tx.AddCounter("reconcile_"+outcome, 1); err != nil {
+			return err
+		}
+		if err := countEC2(tx, sr.Calls, err); err != nil {
 			return err
 		}
 		if err == nil {
@@ -81,4 +85,29 @@ func Cause(err error) string {
 		return cloud.KindTimeout.String()
 	}
 	return cloud.KindOther.String()
+}
+
+// Counter name prefixes of every EC2 call a pass made (its action follows)
+// and of the EC2 error that ended a pass (action, "_", EC2 code or kind):
+// the metrics' awscni_ec2api_req_count and awscni_aws_api_error_count.
+const (
+	CounterEC2Calls  = "ec2_calls_"
+	CounterEC2Errors = "ec2_errors_"
+)
+
+func countEC2(tx *store.Tx, calls map[string]int, passErr error) error {
+	for action, n := range calls {
+		if err := tx.AddCounter(CounterEC2Calls+action, int64(n)); err != nil {
+			return err
+		}
+	}
+	var ce *cloud.Error
+	if !errors.As(passErr, &ce) || !strings.HasPrefix(ce.Op, "ec2:") {
+		return nil
+	}
+	code := ce.Code
+	if code == "" {
+		code = ce.Kind.String()
+	}
+	return tx.AddCounter(CounterEC2Errors+strings.TrimPrefix(ce.Op, "ec2:")+"_"+code, 1)
 }
