@@ -23,7 +23,7 @@ import (
 // loop is a running `vpcctl reconcile --every ... --metrics-listen`.
 type loop struct {
 	cmd    *exec.Cmd
-	base   string // http://host:port
+	base   string      // http://host:port
 	lines  chan string // stdout's lines (beyond 1024 unread, dropped)
 	mu     sync.Mutex
 	stderr bytes.Buffer // after the listener's line, for failure messages
