@@ -1,7 +1,9 @@
 // Package metrics renders the node's pool as Prometheus text exposition
-// format. There is no daemon to scrape, so `vpcctl metrics --file` (or every
-// reconcile, given VPC_CNI_METRICS_FILE) writes it for node-exporter's
-// textfile collector.
+// format: `vpcctl metrics --file` (or every reconcile, given
+// VPC_CNI_METRICS_FILE) writes it for node-exporter's textfile collector, and
+// the DaemonSet's loop (`vpcctl reconcile --every D --metrics-listen ADDR`)
+// serves it on /metrics, with /healthz (serve.go). Besides its own vpc_cni_*
+// series it has aws-node's awscni_* names that dashboards read (awscni.go).
 //
 // The text is rendered by hand rather than with client_golang: this package
 // is linked into the one binary that every plugin run loads, and
