@@ -32,6 +32,16 @@ var update = flag.Bool("update", false, "write deploy/kubernetes/ from the chart
 
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := helmRun(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// helmRun runs helm; on failure it returns stdout and stderr together.
+func helmRun(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	bin := gotool.Build(t, "helm.sh/helm/v3/cmd/helm", helmVersion, "helm")
 	cmd := exec.Command(bin, args...)
 	home := t.TempDir() // no user's helm config, cache or repositories
@@ -39,9 +49,19 @@ func helm(t *testing.T, args ...string) string {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+		return out.String() + errb.String(), err
 	}
-	return out.String()
+	return out.String(), nil
+}
+
+// A knob given a map, or a lower-case key, fails the render naming it.
+func TestHelmRefusesABadKnob(t *testing.T) {
+	for set, says := range map[string]string{"config.WARM_IP_TARGET.x=1": "config.WARM_IP_TARGET", "config.warm_ip_target=1": "config.warm_ip_target"} {
+		out, err := helmRun(t, "template", "vpc-cni", chartDir, "--set", set)
+		if err == nil || !strings.Contains(out, says) {
+			t.Errorf("--set %s: %v, %q; want a failure naming %s", set, err, out, says)
+		}
+	}
 }
 
 func render(t *testing.T, args ...string) string {
@@ -251,7 +271,7 @@ func checkAllOnDaemonSet(t *testing.T, ds *appsv1.DaemonSet, account string) {
 			t.Errorf("container %s: image %s (%s)", c.Name, c.Image, c.ImagePullPolicy)
 		}
 	}
-	if r := spec.Containers[0].Resources; r.Requests.Cpu().String() != "20m" || len(r.Limits) != 0 {
+	if r := spec.Containers[0].Resources; r.Requests.Cpu().String() != "20m" || r.Requests.Memory().String() != "40Mi" {
 		t.Errorf("resources %+v", r)
 	}
 }
