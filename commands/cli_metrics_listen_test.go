@@ -14,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"vpc-cni/internal/promtext"
 	"vpc-cni/metrics"
 )
 
@@ -121,34 +119,8 @@ func (l *loop) await(t *testing.T, path, what string, ok func(code int, body str
 	}
 }
 
-// promSamples reads exposition text with Prometheus's own parser into
-// "name{labels}" → value.
 func promSamples(t *testing.T, name, text string) map[string]float64 {
-	t.Helper()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("%s: Prometheus's parser rejects it: %v\n%s", name, err, text)
-	}
-	out := map[string]float64{}
-	for fname, f := range fams {
-		for _, m := range f.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
-			}
-			key := fname
-			if len(labels) > 0 {
-				key += "{" + strings.Join(labels, ",") + "}"
-			}
-			v := m.GetGauge().GetValue()
-			if m.GetCounter() != nil {
-				v = m.GetCounter().GetValue()
-			}
-			out[key] = v
-		}
-	}
-	return out
+	return promtext.Parse(t, name, []byte(text))
 }
 
 // A scrape of the loop's /metrics, read by Prometheus's parser, holds
