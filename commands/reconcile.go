@@ -32,7 +32,7 @@ Examples:
    vpcctl reconcile --dry-run -o json
    vpcctl reconcile --wait --timeout 2m
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
-   vpcctl reconcile --every 30s -o summary   # the DaemonSet's container`,
+   vpcctl reconcile --every 30s -o summary --metrics-listen :61678   # the DaemonSet's container`,
 		Flags: []cli.Flag{
 			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
@@ -40,6 +40,7 @@ Examples:
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
 			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
+			metricsListenFlag,
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
@@ -53,6 +54,9 @@ Examples:
 					return usagef("--every and --dry-run: a loop of dry runs changes nothing; use one")
 				}
 				return reconcileEvery(c, every, reconcilePass)
+			}
+			if c.String(metricsListenFlag.Name) != "" {
+				return usagef("--metrics-listen serves a loop's metrics: it needs --every")
 			}
 			return reconcilePass(c)
 		},

@@ -2,9 +2,12 @@ package status
 
 import (
 	"errors"
+	"net/netip"
+	"strings"
 	"time"
 
 	"vpc-cni/metrics"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -28,5 +31,36 @@ func MetricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metric
 	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
 		return in, err
 	}
+	in.Reference = referenceFigures(status, in.Counters)
 	return in, nil
+}
+
+
+// referenceFigures are the figures of the reference's awscni_* series.
+func referenceFigures(s PoolStatus, counters map[string]int64) metrics.Reference {
+	r := metrics.Reference{NoAddress: counters[store.CounterNoFreeAddress], EC2Calls: map[string]int64{}}
+	if s.Node != nil && s.Node.Limits.IPv4PerENI > 1 {
+		r.IPMax = s.Figures.MaxENIs * (s.Node.Limits.IPv4PerENI - 1)
+		if s.Figures.Mode == "prefix" {
+			r.IPMax *= 16
+		}
+	}
+	prefixes := map[string]bool{}
+	for _, e := range s.ENIs {
+		for _, a := range e.Addresses {
+			if p, err := netip.ParsePrefix(a.Block); err == nil && p.Bits() < 32 {
+				prefixes[a.Block] = true
+			}
+		}
+	}
+	r.Prefixes = len(prefixes)
+	for name, n := range counters {
+		if action, ok := strings.CutPrefix(name, reconcile.CounterEC2Calls); ok {
+			r.EC2Calls[action] = n
+		} else if rest, ok := strings.CutPrefix(name, reconcile.CounterEC2Errors); ok {
+			api, code, _ := strings.Cut(rest, "_") // EC2 action names have no underscore
+			r.EC2Errors = append(r.EC2Errors, metrics.APIError{API: api, Code: code, N: n})
+		}
+	}
+	return r
 }
