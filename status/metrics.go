@@ -35,7 +35,6 @@ func MetricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metric
 	return in, nil
 }
 
-
 // referenceFigures are the figures of the reference's awscni_* series.
 func referenceFigures(s PoolStatus, counters map[string]int64) metrics.Reference {
 	r := metrics.Reference{NoAddress: counters[store.CounterNoFreeAddress], EC2Calls: map[string]int64{}}
