@@ -248,6 +248,7 @@ func (v *vpcNet) syncVPC() {
 		}
 		return c.Flush()
 	})
+	v.syncVPC6(state)
 }
 
 // routeENI: the gateway address on the ENI's link (the node ARPs for it), a
