@@ -1,0 +1,196 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials/endpointcreds"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+)
+
+// tokenSource is a projected service account token: a file read on every
+// call (kubelet rotates it), or a value.
+type tokenSource struct {
+	File, Inline string
+	Var          string // what named the file, for messages
+}
+
+func (t tokenSource) empty() bool { return t.File == "" && t.Inline == "" }
+
+func (t tokenSource) read() (string, error) {
+	if t.File == "" {
+		return t.Inline, nil
+	}
+	b, err := os.ReadFile(t.File)
+	if err != nil {
+		return "", &TokenError{Msg: fmt.Sprintf("cannot read the token file %s (%s): %v", t.File, t.Var, unwrapPath(err))}
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", &TokenError{Msg: fmt.Sprintf("the token file %s (%s) is empty", t.File, t.Var)}
+	}
+	return tok, nil
+}
+
+// GetIdentityToken is stscreds.IdentityTokenRetriever.
+func (t tokenSource) GetIdentityToken() ([]byte, error) {
+	tok, err := t.read()
+	return []byte(tok), err
+}
+
+// GetToken is endpointcreds.AuthTokenProvider.
+func (t tokenSource) GetToken() (string, error) { return t.read() }
+
+func unwrapPath(err error) error {
+	var perr *os.PathError
+	if errors.As(err, &perr) {
+		return perr.Err
+	}
+	return err
+}
+
+// TokenError is a token that could not be read.
+type TokenError struct{ Msg string }
+
+func (e *TokenError) Error() string { return e.Msg }
+
+// CredentialsError is a credential source that failed: which one, why (the
+// innermost useful cause: STS's or the agent's answer, the token file),
+// and what to check.
+type CredentialsError struct {
+	Source, Hint string
+	Err          error
+}
+
+func (e *CredentialsError) Error() string {
+	var te *TokenError
+	if errors.As(e.Err, &te) {
+		return e.Source + ": " + te.Msg
+	}
+	return e.Source + ": " + apiDetail(e.Err)
+}
+
+func (e *CredentialsError) Unwrap() error { return e.Err }
+
+// namedProvider says which source failed.
+type namedProvider struct {
+	source, hint string
+	p            aws.CredentialsProvider
+}
+
+func (n namedProvider) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	creds, err := n.p.Retrieve(ctx)
+	if err != nil {
+		return creds, &CredentialsError{Source: n.source, Hint: n.hint, Err: err}
+	}
+	return creds, nil
+}
+
+// lazyProvider builds its provider on the first Retrieve: STS needs the
+// region, which may come from IMDS once the EC2 client exists.
+type lazyProvider struct {
+	once  sync.Once
+	build func() aws.CredentialsProvider
+	p     aws.CredentialsProvider
+}
+
+func (l *lazyProvider) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	l.once.Do(func() { l.p = l.build() })
+	return l.p.Retrieve(ctx)
+}
+
+const (
+	webIdentityHint = "the token must be current, for audience sts.amazonaws.com, and trusted by the role " +
+		"(IRSA: the service account's eks.amazonaws.com/role-arn annotation and the role's trust policy)"
+	containerHint = "the EKS Pod Identity agent must run on the node and the service account have a Pod Identity " +
+		"association; the token is for audience pods.eks.amazonaws.com"
+	assumeRoleHint = "the source credentials must be allowed sts:AssumeRole on the role, and the role trust them"
+	handoffHint    = "the vpc-cni pod refreshes this copy of its token on every pass: is the vpc-cni DaemonSet " +
+		"pod running on this node, with its service account's credentials?"
+)
+
+// hintFor is what to check when the source fails.
+func hintFor(s credSource, hint string) string {
+	if strings.HasPrefix(s.describe(), "web identity (handed off") || strings.HasPrefix(s.describe(), "container credentials (handed off") {
+		return handoffHint + " (" + hint + ")"
+	}
+	return hint
+}
+
+// provider builds the SDK provider for the chosen source; role is the
+// instance role, used when nothing else is set up. Callers hold c.mu.
+func (c *Client) provider(s credSource, role aws.CredentialsProvider) aws.CredentialsProvider {
+	switch {
+	case s.Err != nil:
+		return failingProvider(s.Err)
+	case s.Static != nil:
+		return staticProvider(*s.Static)
+	case s.WebIdentity != nil:
+		w := s.WebIdentity
+		return namedProvider{s.describe(), hintFor(s, webIdentityHint), &lazyProvider{build: func() aws.CredentialsProvider {
+			return stscreds.NewWebIdentityRoleProvider(c.stsClient(aws.AnonymousCredentials{}), w.RoleARN, w.Token,
+				func(o *stscreds.WebIdentityRoleOptions) { o.RoleSessionName = w.SessionName })
+		}}}
+	case s.Container != nil:
+		return namedProvider{s.describe(), hintFor(s, containerHint), c.containerProvider(s.Container)}
+	case s.AssumeRole != nil:
+		r := s.AssumeRole
+		src := aws.NewCredentialsCache(c.provider(*r.Source, role))
+		return namedProvider{s.describe(), assumeRoleHint, &lazyProvider{build: func() aws.CredentialsProvider {
+			return stscreds.NewAssumeRoleProvider(c.stsClient(src), r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+				if r.SessionName != "" {
+					o.RoleSessionName = r.SessionName
+				}
+				if r.ExternalID != "" {
+					o.ExternalID = aws.String(r.ExternalID)
+				}
+			})
+		}}}
+	}
+	return role
+}
+
+// containerProvider: callers hold c.mu (it runs from awsConfig).
+func (c *Client) containerProvider(cc *containerCreds) aws.CredentialsProvider {
+	hc := c.cfg.HTTPClient
+	return endpointcreds.New(cc.URI, func(o *endpointcreds.Options) {
+		o.HTTPClient = hc
+		if !cc.Token.empty() {
+			o.AuthorizationTokenProvider = cc.Token
+		}
+		if c.opts.MaxBackoff > 0 {
+			o.Retryer = retry.AddWithMaxBackoffDelay(retry.NewStandard(), c.opts.MaxBackoff)
+		}
+	})
+}
+
+// stsClient is built when a provider first needs it, for the region the
+// EC2 client resolved.
+func (c *Client) stsClient(creds aws.CredentialsProvider) *sts.Client {
+	c.mu.Lock()
+	cfg, region, endpoint := *c.cfg, c.region, c.stsEndpoint
+	c.mu.Unlock()
+	return sts.NewFromConfig(cfg, func(o *sts.Options) {
+		o.Region, o.Credentials = region, creds
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+		if c.opts.MaxAttempts > 0 {
+			o.RetryMaxAttempts = c.opts.MaxAttempts
+		}
+		if c.opts.MaxBackoff > 0 {
+			o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, c.opts.MaxBackoff)
+		}
+		if c.opts.UserAgent != "" {
+			o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKey(c.opts.UserAgent))
+		}
+	})
+}
