@@ -9,7 +9,8 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-const credentialsHint = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or give the instance an IAM role"
+const credentialsHint = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), use IRSA or EKS Pod Identity, " +
+	"or give the instance an IAM role"
 
 // ec2Error classifies an EC2 failure and says what to do about it.
 func ec2Error(action, endpoint string, err error) error {
