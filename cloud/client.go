@@ -13,11 +13,19 @@
 //   - Profile: AWS_PROFILE, else AWS_DEFAULT_PROFILE, else default; read from
 //     AWS_CONFIG_FILE (~/.aws/config, "[profile NAME]" or "[default]") and
 //     AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials, "[NAME]").
-//   - Credentials, first that is set up: AWS_ACCESS_KEY_ID and
-//     AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY, AWS_SECRET_KEY) with
-//     AWS_SESSION_TOKEN; the profile's aws_access_key_id,
-//     aws_secret_access_key and aws_session_token in the credentials file,
-//     then in the config file; the instance role through IMDS.
+//   - Credentials, first that is set up, in the order of the SDK's default
+//     chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY,
+//     AWS_SECRET_KEY) with AWS_SESSION_TOKEN; web identity
+//     (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME:
+//     IRSA); the profile: role_arn over web_identity_token_file,
+//     source_profile or credential_source (STS), else its keys (credentials
+//     file, then config file); container credentials
+//     (AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI with
+//     AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or _TOKEN: EKS Pod Identity);
+//     the handoff file (Options.Handoff); the instance role through IMDS.
+//     Every source is fetched on the first EC2 call, never for IMDS alone.
+//   - STS endpoint: AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL; else the
+//     region's (regional, not global).
 //   - EC2 endpoint: AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL, unless
 //     AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true.
 //   - IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT, _ENDPOINT_MODE,
@@ -26,10 +34,8 @@
 //
 // Not supported, and an error on EC2 calls rather than a silent fall-through
 // to the instance role (unless keys are in the environment): profiles with
-// role_arn, source_profile, credential_source, web_identity_token_file,
-// sso_*, login_session or credential_process; AWS_WEB_IDENTITY_TOKEN_FILE;
-// AWS_CONTAINER_CREDENTIALS_*_URI; a profile named by AWS_PROFILE that
-// neither file has. Other shared-config settings (endpoint_url, max_attempts,
+// sso_*, login_session or credential_process; a profile named by
+// AWS_PROFILE that neither file has. Other shared-config settings (endpoint_url, max_attempts,
 // retry_mode, ca_bundle, ec2_metadata_* in a profile, FIPS and dual-stack
 // endpoints) are ignored: use the environment variables.
 package cloud
