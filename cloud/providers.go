@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials/endpointcreds"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
 // tokenSource is a projected service account token: a file read on every
@@ -94,19 +90,6 @@ func (n namedProvider) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	return creds, nil
 }
 
-// lazyProvider builds its provider on the first Retrieve: STS needs the
-// region, which may come from IMDS once the EC2 client exists.
-type lazyProvider struct {
-	once  sync.Once
-	build func() aws.CredentialsProvider
-	p     aws.CredentialsProvider
-}
-
-func (l *lazyProvider) Retrieve(ctx context.Context) (aws.Credentials, error) {
-	l.once.Do(func() { l.p = l.build() })
-	return l.p.Retrieve(ctx)
-}
-
 const (
 	webIdentityHint = "the token must be current, for audience sts.amazonaws.com, and trusted by the role " +
 		"(IRSA: the service account's eks.amazonaws.com/role-arn annotation and the role's trust policy)"
@@ -134,26 +117,14 @@ func (c *Client) provider(s credSource, role aws.CredentialsProvider) aws.Creden
 	case s.Static != nil:
 		return staticProvider(*s.Static)
 	case s.WebIdentity != nil:
-		w := s.WebIdentity
-		return namedProvider{s.describe(), hintFor(s, webIdentityHint), &lazyProvider{build: func() aws.CredentialsProvider {
-			return stscreds.NewWebIdentityRoleProvider(c.stsClient(aws.AnonymousCredentials{}), w.RoleARN, w.Token,
-				func(o *stscreds.WebIdentityRoleOptions) { o.RoleSessionName = w.SessionName })
-		}}}
+		return namedProvider{s.describe(), hintFor(s, webIdentityHint),
+			webIdentityProvider{client: func() *stsClient { return c.stsClient(nil) }, w: s.WebIdentity}}
 	case s.Container != nil:
 		return namedProvider{s.describe(), hintFor(s, containerHint), c.containerProvider(s.Container)}
 	case s.AssumeRole != nil:
-		r := s.AssumeRole
-		src := aws.NewCredentialsCache(c.provider(*r.Source, role))
-		return namedProvider{s.describe(), assumeRoleHint, &lazyProvider{build: func() aws.CredentialsProvider {
-			return stscreds.NewAssumeRoleProvider(c.stsClient(src), r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
-				if r.SessionName != "" {
-					o.RoleSessionName = r.SessionName
-				}
-				if r.ExternalID != "" {
-					o.ExternalID = aws.String(r.ExternalID)
-				}
-			})
-		}}}
+		src := aws.NewCredentialsCache(c.provider(*s.AssumeRole.Source, role))
+		return namedProvider{s.describe(), assumeRoleHint,
+			assumeRoleProvider{client: func() *stsClient { return c.stsClient(src) }, r: s.AssumeRole}}
 	}
 	return role
 }
@@ -172,25 +143,22 @@ func (c *Client) containerProvider(cc *containerCreds) aws.CredentialsProvider {
 	})
 }
 
-// stsClient is built when a provider first needs it, for the region the
-// EC2 client resolved.
-func (c *Client) stsClient(creds aws.CredentialsProvider) *sts.Client {
+// stsClient is built on a provider's first call, for the region the EC2
+// client resolved.
+func (c *Client) stsClient(creds aws.CredentialsProvider) *stsClient {
 	c.mu.Lock()
-	cfg, region, endpoint := *c.cfg, c.region, c.stsEndpoint
-	c.mu.Unlock()
-	return sts.NewFromConfig(cfg, func(o *sts.Options) {
-		o.Region, o.Credentials = region, creds
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-		if c.opts.MaxAttempts > 0 {
-			o.RetryMaxAttempts = c.opts.MaxAttempts
-		}
-		if c.opts.MaxBackoff > 0 {
-			o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, c.opts.MaxBackoff)
-		}
-		if c.opts.UserAgent != "" {
-			o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKey(c.opts.UserAgent))
-		}
-	})
+	defer c.mu.Unlock()
+	endpoint := strings.TrimRight(c.stsEndpoint, "/")
+	if endpoint == "" {
+		endpoint = stsEndpointFor(c.region)
+	}
+	attempts := c.opts.MaxAttempts
+	if attempts == 0 {
+		attempts = c.cfg.RetryMaxAttempts // AWS_MAX_ATTEMPTS
+	}
+	if attempts == 0 {
+		attempts = 3 // the SDK's standard retryer
+	}
+	return &stsClient{hc: c.cfg.HTTPClient, endpoint: endpoint, region: c.region, creds: creds, attempts: attempts,
+		maxBackoff: c.opts.MaxBackoff, userAgent: c.opts.UserAgent}
 }
