@@ -112,7 +112,9 @@ func checkLastReconcile(s PoolStatus, now time.Time) Finding {
 func likelyCause(cause string) string {
 	switch cause {
 	case "no-credentials":
-		return "no usable AWS credentials: check the instance role (IMDS) or the AWS_* credentials in the unit's environment"
+		return "no usable AWS credentials: the error names the source and why it failed (a token expired, for " +
+			"another audience or missing; a role STS refused); check it, the instance role (IMDS) or the AWS_* " +
+			"variables of the unit or pod; the plugin uses the vpc-cni pod's handed-off token (docs/credentials.md)"
 	case "unreachable":
 		return "the EC2 or IMDS endpoint did not answer: check AWS_REGION, AWS_ENDPOINT_URL_EC2, proxies and the route to EC2"
 	case "throttled":
