@@ -163,3 +163,37 @@ func TestHandoffCarriesTheTokenToTheInstanceRoleProcess(t *testing.T) {
 	_, err = newClient(t, Options{Handoff: path}).Subnet(testCtx(t), sim.State().SubnetID)
 	wantKind(t, err, KindNoCredentials, "AuthFailure") // the instance role, which this EC2 refuses
 }
+
+// The SDK's default chain order: env keys, env web identity, the profile,
+// container credentials, the instance role.
+func TestCredentialChainOrder(t *testing.T) {
+	full := map[string]string{
+		"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "s",
+		"AWS_WEB_IDENTITY_TOKEN_FILE": "/t", "AWS_ROLE_ARN": testRole,
+		"AWS_PROFILE":                        "p",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials",
+	}
+	prof := profile{name: "p", named: true, config: map[string]string{"aws_access_key_id": "PROF", "aws_secret_access_key": "x"}}
+	for _, step := range []struct {
+		drop []string
+		want string
+	}{
+		{nil, "keys (EnvConfigCredentials)"},
+		{[]string{"AWS_ACCESS_KEY_ID"}, "web identity (AWS_WEB_IDENTITY_TOKEN_FILE"},
+		{[]string{"AWS_WEB_IDENTITY_TOKEN_FILE"}, "keys ("},
+		{[]string{"AWS_PROFILE"}, "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI"},
+		{[]string{"AWS_CONTAINER_CREDENTIALS_FULL_URI"}, "the instance role"},
+	} {
+		for _, k := range step.drop {
+			delete(full, k)
+		}
+		p := profile{name: "default"}
+		if full["AWS_PROFILE"] != "" {
+			p = prof
+		}
+		got := chooseCredentials(func(k string) string { return full[k] }, p)
+		if d := got.describe(); got.Err != nil || !strings.HasPrefix(d, step.want) {
+			t.Errorf("without %v: %q (%v), want %q…", step.drop, d, got.Err, step.want)
+		}
+	}
+}
