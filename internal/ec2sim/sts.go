@@ -4,18 +4,23 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 )
 
 const stsNamespace = "https://sts.amazonaws.com/doc/2011-06-15/"
 
-// stsActions are the STS Query actions served at POST /sts (or at POST /
-// when the form's Action is one of them).
-var stsActions = map[string]func(*Sim, form) (any, *stsError){
-	"AssumeRoleWithWebIdentity": (*Sim).assumeRoleWithWebIdentity,
-	"AssumeRole":                (*Sim).assumeRole,
+// stsAction is the STS Query action served at POST /sts (or at POST /
+// when the form's Action is one of them); nil for another name. A switch,
+// not a map: no package initialisation in the binary.
+func stsAction(name string) func(*Sim, form) (any, *stsError) {
+	switch name {
+	case "AssumeRoleWithWebIdentity":
+		return (*Sim).assumeRoleWithWebIdentity
+	case "AssumeRole":
+		return (*Sim).assumeRole
+	}
+	return nil
 }
 
 type stsError struct {
@@ -34,8 +39,7 @@ func isSTSRequest(r *http.Request) bool {
 	if r.ParseForm() != nil {
 		return false
 	}
-	_, ok := stsActions[r.PostForm.Get("Action")]
-	return ok
+	return stsAction(r.PostForm.Get("Action")) != nil
 }
 
 func (s *Sim) serveSTS(w http.ResponseWriter, r *http.Request) {
@@ -46,8 +50,8 @@ func (s *Sim) serveSTS(w http.ResponseWriter, r *http.Request) {
 	}
 	f := form(r.PostForm)
 	action := f.get("Action")
-	run, ok := stsActions[action]
-	if !ok {
+	run := stsAction(action)
+	if run == nil {
 		writeSTSError(w, reqID, &stsError{400, "InvalidAction", "Could not find operation " + action})
 		return
 	}
@@ -99,13 +103,23 @@ type assumeRoleResult struct {
 	Credentials stsCredsXML    `xml:"Credentials"`
 }
 
-var roleARN = regexp.MustCompile(`^arn:aws:iam::([0-9]{12}):role/([\w+=,.@/-]+)$`)
+// parseRoleARN splits arn:aws:iam::ACCOUNT:role/[PATH/]NAME (no package
+// level regexp: the emulator is linked into the binary every plugin start
+// initialises).
+func parseRoleARN(arn string) (account, name string, ok bool) {
+	rest, found := strings.CutPrefix(arn, "arn:aws:iam::")
+	account, role, found2 := strings.Cut(rest, ":role/")
+	if !found || !found2 || len(account) != 12 || strings.Trim(account, "0123456789") != "" || role == "" {
+		return "", "", false
+	}
+	return account, role[strings.LastIndex(role, "/")+1:], true
+}
 
 // roleParams checks RoleArn and RoleSessionName and returns the
 // assumed-role user and the duration asked for.
 func (s *Sim) roleParams(f form) (assumedRoleXML, time.Duration, *stsError) {
-	m := roleARN.FindStringSubmatch(f.get("RoleArn"))
-	if m == nil {
+	account, name, ok := parseRoleARN(f.get("RoleArn"))
+	if !ok {
 		return assumedRoleXML{}, 0, &stsError{400, "ValidationError", "RoleArn " + f.get("RoleArn") + " is not a role ARN"}
 	}
 	session := f.get("RoleSessionName")
@@ -116,8 +130,7 @@ func (s *Sim) roleParams(f form) (assumedRoleXML, time.Duration, *stsError) {
 	if n, ok, _ := f.intParam("DurationSeconds"); ok && n > 0 {
 		d = time.Duration(n) * time.Second
 	}
-	name := m[2][strings.LastIndex(m[2], "/")+1:]
-	return assumedRoleXML{Arn: "arn:aws:sts::" + m[1] + ":assumed-role/" + name + "/" + session,
+	return assumedRoleXML{Arn: "arn:aws:sts::" + account + ":assumed-role/" + name + "/" + session,
 		AssumedRoleID: "AROAEC2SIM" + strings.ToUpper(s.ids.hex16()) + ":" + session}, d, nil
 }
 
