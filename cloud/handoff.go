@@ -23,6 +23,8 @@ import (
 // to root on the node, for as long as the token lives.
 const HandoffFile = "credentials-handoff.json"
 
+const handoffOrigin = "handed off by the vpc-cni pod in "
+
 type handoff struct {
 	Version     int    `json:"version"`
 	Kind        string `json:"kind"` // "web-identity" or "container"
@@ -64,7 +66,7 @@ func handedOff(path string) (credSource, string, bool) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return credSource{}, "", false
 	}
-	origin := "handed off by the vpc-cni pod in " + path
+	origin := handoffOrigin + path
 	var h handoff
 	if err == nil {
 		err = json.Unmarshal(b, &h)

@@ -100,9 +100,17 @@ const (
 		"pod running on this node, with its service account's credentials?"
 )
 
-// hintFor is what to check when the source fails.
+// hintFor is what to check when the source fails; a handed-off token's
+// first suspect is the pod that hands it off.
 func hintFor(s credSource, hint string) string {
-	if strings.HasPrefix(s.describe(), "web identity (handed off") || strings.HasPrefix(s.describe(), "container credentials (handed off") {
+	origin := ""
+	switch {
+	case s.WebIdentity != nil:
+		origin = s.WebIdentity.Origin
+	case s.Container != nil:
+		origin = s.Container.Origin
+	}
+	if strings.HasPrefix(origin, handoffOrigin) {
 		return handoffHint + " (" + hint + ")"
 	}
 	return hint
