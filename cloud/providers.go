@@ -126,13 +126,13 @@ func (c *Client) provider(s credSource, role aws.CredentialsProvider) aws.Creden
 		return staticProvider(*s.Static)
 	case s.WebIdentity != nil:
 		return namedProvider{s.describe(), hintFor(s, webIdentityHint),
-			webIdentityProvider{client: func() *stsClient { return c.stsClient(nil) }, w: s.WebIdentity}}
+			webIdentityProvider{newSTS: func() *stsClient { return c.stsClient(nil) }, w: s.WebIdentity}}
 	case s.Container != nil:
 		return namedProvider{s.describe(), hintFor(s, containerHint), c.containerProvider(s.Container)}
 	case s.AssumeRole != nil:
 		src := aws.NewCredentialsCache(c.provider(*s.AssumeRole.Source, role))
 		return namedProvider{s.describe(), assumeRoleHint,
-			assumeRoleProvider{client: func() *stsClient { return c.stsClient(src) }, r: s.AssumeRole}}
+			assumeRoleProvider{newSTS: func() *stsClient { return c.stsClient(src) }, r: s.AssumeRole}}
 	}
 	return role
 }

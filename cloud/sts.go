@@ -197,7 +197,7 @@ func stsEndpointFor(region string) string {
 // webIdentityProvider is stscreds.WebIdentityRoleProvider's Retrieve: the
 // token re-read on every call, the session name defaulting to the time.
 type webIdentityProvider struct {
-	client func() *stsClient
+	newSTS func() *stsClient
 	w      *webIdentity
 }
 
@@ -210,13 +210,13 @@ func (p webIdentityProvider) Retrieve(ctx context.Context) (aws.Credentials, err
 	if session == "" {
 		session = strconv.FormatInt(time.Now().UnixNano(), 10)
 	}
-	return p.client().assume(ctx, "AssumeRoleWithWebIdentity", url.Values{"RoleArn": {p.w.RoleARN},
+	return p.newSTS().assume(ctx, "AssumeRoleWithWebIdentity", url.Values{"RoleArn": {p.w.RoleARN},
 		"RoleSessionName": {session}, "WebIdentityToken": {tok}}, "WebIdentityCredentials")
 }
 
 // assumeRoleProvider is stscreds.AssumeRoleProvider's Retrieve.
 type assumeRoleProvider struct {
-	client func() *stsClient
+	newSTS func() *stsClient
 	r      *assumeRole
 }
 
@@ -229,5 +229,5 @@ func (p assumeRoleProvider) Retrieve(ctx context.Context) (aws.Credentials, erro
 	if p.r.ExternalID != "" {
 		params.Set("ExternalId", p.r.ExternalID)
 	}
-	return p.client().assume(ctx, "AssumeRole", params, "AssumeRoleProvider")
+	return p.newSTS().assume(ctx, "AssumeRole", params, "AssumeRoleProvider")
 }
