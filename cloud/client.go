@@ -91,18 +91,23 @@ const (
 )
 
 // AttemptTimeout is the per-request HTTP timeout for calls made under ctx:
-// the time left until its deadline, so that the caller's deadline alone
-// bounds a call in both directions (a fixed per-attempt timeout would give
-// up on a hung endpoint after attempts × timeout, long before a generous
-// deadline, and the deadline already cuts retries short). 0, the default,
-// without a deadline.
+// the time left until its deadline plus attemptSlack, so that the caller's
+// deadline alone bounds a call in both directions (a fixed per-attempt
+// timeout would give up on a hung endpoint after attempts × timeout, long
+// before a generous deadline, and the deadline already cuts retries short)
+// and always fires first, so the error says the deadline ran out. 0, the
+// default, without a deadline.
 func AttemptTimeout(ctx context.Context) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return 0
 	}
-	return max(time.Until(dl), time.Millisecond)
+	return max(time.Until(dl), 0) + attemptSlack
 }
+
+// attemptSlack keeps the per-attempt HTTP timeout behind the caller's
+// deadline: the two timers started together would race.
+const attemptSlack = time.Second
 
 // Client reaches EC2 and IMDS. It is safe for concurrent use.
 type Client struct {
