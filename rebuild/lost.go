@@ -71,7 +71,11 @@ func Detect(st *store.Store, list func() (netns.HostState, error)) (Lost, error)
 // reconcile lock: every taker of a fresh store's addresses needs it (an
 // ADD finds none free until a pass or rebuild has run).
 func Recover(ctx context.Context, st *store.Store, o Options) (*Report, Lost, error) {
-	lost, err := Detect(st, netns.ListHost)
+	list := o.ListHost
+	if list == nil {
+		list = netns.ListHost
+	}
+	lost, err := Detect(st, list)
 	if err != nil || lost.Pods == 0 {
 		return nil, lost, err
 	}

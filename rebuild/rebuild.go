@@ -48,6 +48,9 @@ type Options struct {
 	// NewRunner makes the reconcile runner once the old file is aside
 	// (the CLI wires it to EC2, IMDS and the kernel, and words its errors).
 	NewRunner func() (*reconcile.Runner, error)
+	// ListHost reads the node's pod wiring for Recover's look (nil:
+	// netns.ListHost); the plugin passes its Host's.
+	ListHost func() (netns.HostState, error)
 }
 
 // Run reads the kernel first (the pods as they run), moves the old file
