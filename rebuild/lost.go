@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/podgc"
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -99,5 +100,6 @@ func (out *Report) Restored() int { return out.restored }
 // event is the rebuild's line in `vpcctl events`.
 func (out *Report) event(why string, now time.Time) store.Event {
 	return store.Event{Time: now, Kind: EventRebuilt, Message: fmt.Sprintf(
-		"rebuilt from EC2 and the kernel (%s): %d pods restored, %d ENIs, %d addresses", why, out.restored, out.ENIs, out.Addresses)}
+		"rebuilt from the kernel and EC2 (%s): %s restored, %s, %s", why, reconcile.Plural(out.restored, "pod", "pods"),
+		reconcile.Plural(out.ENIs, "ENI", "ENIs"), reconcile.Plural(out.Addresses, "address", "addresses"))}
 }
