@@ -68,6 +68,20 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		checkGrowth(s), checkGarbage(st), checkNodeRules(s))
 }
 
+// WithoutState is doctor on a state dir with no state file: a report and
+// true when the kernel shows running pods' wiring (a lost file), else
+// false (a new node or a mistyped dir, which the caller words).
+func WithoutState() (Report, bool) {
+	hs, err := podgc.Kernel{}.ListHost()
+	if err != nil {
+		return Report{{"state file", false, "no state file, and reading the pods' wiring failed: " + err.Error()}}, true
+	}
+	if lost := rebuild.IsLost(true, hs); lost.Pods > 0 {
+		return Report{{"state file", false, lost.Message() + " (the next reconcile or ADD rebuilds it)"}}, true
+	}
+	return nil, false
+}
+
 // checkLost tells a lost state file (running pods' wiring, no pool) from
 // a new node: the kernel is read only because the store holds no pool.
 func checkLost(st *store.Store) (Finding, bool) {
