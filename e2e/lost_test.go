@@ -11,6 +11,7 @@ import (
 
 	"github.com/containernetworking/cni/libcni"
 
+	"vpc-cni/internal/testenv"
 	"vpc-cni/store"
 )
 
@@ -174,4 +175,55 @@ func (w *world) wantDoctor(check string, ok bool, want string) {
 		}
 	}
 	w.tb.Errorf("doctor has no %q check ok=%v saying %q:\n%s", check, ok, want, r.stdout)
+}
+
+// The same through containerd's CRI with the shipped conflist: three pods
+// run, state.db goes, a fourth sandbox starts. The four hold distinct
+// addresses under their own sandbox IDs (containerd's CNI cache names them),
+// and the node still reaches the first three.
+func TestContainerdCRILostState(t *testing.T) {
+	testenv.RequireRoot(t, needsRoot)
+	if _, why := criBinaries(); why != "" {
+		t.Skip(why)
+	}
+	w := newWorld(t, worldOpts{})
+	logFile := filepath.Join(t.TempDir(), "plugin.log")
+	cri := startContainerd(t, w, w.shippedConflist(logFile))
+	t.Cleanup(func() { waitBackgroundPasses(t, logFile) })
+
+	var pods []*criPod
+	for _, name := range []string{"web-0", "web-1", "db-0"} {
+		pods = append(pods, cri.runPod(t, "shop", name))
+	}
+	held := w.assertCRIPods(pods)
+	waitBackgroundPasses(t, logFile)
+	w.loseState()
+
+	pods = append(pods, cri.runPod(t, "shop", "web-2"))
+	for _, a := range held {
+		if a.IP.String() == pods[3].ip {
+			t.Fatalf("the fourth sandbox got %s, %s's address", pods[3].ip, a.PodName)
+		}
+	}
+	after := w.assertCRIPods(pods) // distinct addresses, each under its sandbox ID, wired
+	for _, p := range pods[:3] {
+		key := p.id + "/" + p.ifname
+		if after[key].IP != held[key].IP {
+			t.Errorf("%s holds %s after the rebuild, %s before", p.name, after[key].IP, held[key].IP)
+		}
+		if err := ping(w.node, held[key].IP); err != nil {
+			t.Errorf("ping node -> %s (%s): %v", p.name, held[key].IP, err)
+		}
+	}
+	waitBackgroundPasses(t, logFile)
+	for _, p := range pods {
+		if _, err := cri.run("stopp", p.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cri.run("rmp", p.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitBackgroundPasses(t, logFile)
+	w.assertNodeClean()
 }
