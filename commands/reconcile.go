@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 
@@ -41,6 +43,7 @@ Examples:
 			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
 			metricsListenFlag,
+			cniCacheDirFlag(),
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
@@ -126,6 +129,11 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if err != nil {
 		return nil, classifyRunError(ctx, err)
 	}
+	if !dryRun {
+		if err := recoverLost(ctx, c, st, runner); err != nil {
+			return nil, classifyRunError(ctx, err)
+		}
+	}
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
 	warnChanges(c, rep)
 	if !dryRun {
@@ -182,6 +190,25 @@ func logSummary(rep *reconcile.Report) {
 		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))
 	}
 	slog.Info("reconcile pass", attrs...)
+}
+
+// recoverLost rebuilds a lost state file (rebuild.Recover) before the pass
+// plans, so no running pod's address is planned as free; a failure stops
+// the pass.
+func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *reconcile.Runner) error {
+	out, lost, err := rebuild.Recover(ctx, st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"),
+		NewRunner: func() (*reconcile.Runner, error) { return runner, nil }})
+	if err != nil && lost.Pods > 0 {
+		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
+	}
+	if out != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt from EC2 and the kernel, %d pods restored\n",
+			lost.Pods, out.Restored())
+		for _, f := range out.Failed {
+			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
+		}
+	}
+	return err
 }
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.

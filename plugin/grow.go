@@ -10,7 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"vpc-cni/internal/logfile"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
@@ -29,6 +32,13 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 	if a, err := c.takeOnce(want); !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, "", err
 	}
+	if rebuilt, err := c.recoverLost(); err != nil {
+		return store.Assignment{}, "", err
+	} else if rebuilt {
+		if a, err := c.takeOnce(want); !errors.Is(err, store.ErrNoFreeAddress) {
+			return a, "", err
+		}
+	}
 	grown, reason := c.growInline()
 	if !grown {
 		return store.Assignment{}, reason, store.ErrNoFreeAddress
@@ -43,11 +53,10 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 func (c *call) growInline() (bool, string) {
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
-	runner, err := reconcile.NewRunner(c.ctx, c.store, c.cfg.knobInputs(), "vpc-cni-plugin")
+	runner, err := c.runner()
 	if err != nil {
 		return false, "inline grow: " + err.Error()
 	}
-	runner.Log = c.log
 	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true})
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
@@ -55,6 +64,37 @@ func (c *call) growInline() (bool, string) {
 		return true, "inline grow failed: " + err.Error()
 	}
 	return true, whyNoGrowth(rep)
+}
+
+func (c *call) runner() (*reconcile.Runner, error) {
+	runner, err := reconcile.NewRunner(c.ctx, c.store, c.cfg.knobInputs(), "vpc-cni-plugin")
+	if runner != nil {
+		runner.Log = c.log
+	}
+	return runner, err
+}
+
+// recoverLost rebuilds a lost state file before the pool is grown: an
+// inline grow on a fresh store would adopt every address EC2 lists as free
+// and hand a running pod's to this one. The caller holds the reconcile lock;
+// on a store with a pool it costs one read transaction. Rebuilding within
+// the ADD costs what the grow's own adoption of a fresh node would (IMDS,
+// the instance, its ENIs) plus a kernel read, so pods keep starting; if it
+// fails the ADD fails with code 5 and nothing is handed out.
+func (c *call) recoverLost() (bool, error) {
+	out, lost, err := rebuild.Recover(c.ctx, c.store, rebuild.Options{CNICacheDir: c.cfg.CNICacheDir, NewRunner: c.runner,
+		ListHost: c.host.ListHost})
+	if err != nil && lost.Pods > 0 {
+		return false, types.NewError(types.ErrIOFailure, lost.Message()+"; rebuilding it in this ADD failed: "+err.Error(), "")
+	}
+	if err != nil {
+		return false, storeErr("looking for lost state", err)
+	}
+	if out != nil {
+		c.log.Warn("state lost: rebuilt from EC2 and the kernel", "pods", lost.Pods, "restored", out.Restored(),
+			"failed", out.Failed, "calls", out.Calls)
+	}
+	return out != nil, nil
 }
 
 // whyNoGrowth explains an empty or failed grow pass from its figures.

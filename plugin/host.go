@@ -47,6 +47,11 @@ type Host interface {
 	// CheckPodRules verifies the rules SetPodRules installs (CHECK as a
 	// delegate); the error names the missing rule. It changes nothing.
 	CheckPodRules(ip netip.Addr, table int) error
+	// ListHost reads the node's pod wiring (netns.ListHost): pod veths,
+	// which of them lead into a live namespace, their routes and rules. It
+	// changes nothing. STATUS and ADD ask only when the store holds no
+	// pool, to tell a lost state file (running pods' wiring) from a new node.
+	ListHost() (netns.HostState, error)
 }
 
 // Kernel is the node's network namespace, through netns.
@@ -61,3 +66,4 @@ func (Kernel) CheckPod(p netns.Pod) error                   { return netns.Check
 func (Kernel) SetPodRules(ip netip.Addr, table int) error   { return netns.SetPodRules(ip, table) }
 func (Kernel) ClearPodRules(ip netip.Addr) error            { return netns.ClearPodRules(ip) }
 func (Kernel) CheckPodRules(ip netip.Addr, table int) error { return netns.CheckPodRules(ip, table) }
+func (Kernel) ListHost() (netns.HostState, error)           { return netns.ListHost() }
