@@ -85,10 +85,15 @@ func knownKey(key string) error {
 			return nil
 		}
 	}
+	if v, ok := LookupAWSNodeVar(key); ok && v.Fate != Carried {
+		return errors.New(v.refusal())
+	}
 	if strings.HasPrefix(key, ENIConfigPrefix) && len(key) > len(ENIConfigPrefix) {
 		return nil // one per availability zone
 	}
-	if strings.HasPrefix(key, "AWS_") && key != ENIMTU {
+	// aws-node's AWS_VPC_* names are knobs (a misspelt one gets the
+	// suggestion below); other AWS_* names are the SDK's.
+	if strings.HasPrefix(key, "AWS_") && !strings.HasPrefix(key, "AWS_VPC_") {
 		return fmt.Errorf("%s is not read from this file: the AWS SDK reads it from the environment", key)
 	}
 	if s := suggest.Closest(key, FileKeys, 3); s != "" {

@@ -7,6 +7,7 @@ package settings
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,8 @@ var FileKeys = []string{
 	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
 	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
+	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
+	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -112,8 +115,21 @@ type Effective struct {
 	EC2Resync time.Duration `json:"ec2ResyncInterval"`
 	// SubnetDiscovery: when new ENIs may leave the node's subnet
 	// (DiscoveryWhenFull, DiscoveryAlways, DiscoveryNever).
-	SubnetDiscovery string  `json:"subnetDiscovery"`
-	Values          []Value `json:"values"` // every knob, in a stable order
+	SubnetDiscovery string `json:"subnetDiscovery"`
+
+	// aws-node's knobs (awsknobs.go), typed; Values has each one's source.
+	ExternalServiceCIDRs    []netip.Prefix    `json:"externalServiceCidrs,omitempty"`
+	VethPrefix              string            `json:"vethPrefix"`
+	PodMTU                  int               `json:"podMtu"`
+	ManageUntaggedENI       bool              `json:"manageUntaggedEni"`
+	AdditionalENITags       map[string]string `json:"additionalEniTags,omitempty"`
+	DisableLeakedENICleanup bool              `json:"disableLeakedEniCleanup"`
+	DisableProvisioning     bool              `json:"disableNetworkResourceProvisioning"`
+	IMDSOnly                bool              `json:"imdsOnlyMode"`
+	DisablePodV6            bool              `json:"disablePodV6"`
+	BandwidthPlugin         bool              `json:"bandwidthPlugin"`
+
+	Values []Value `json:"values"` // every knob, in a stable order
 }
 
 // Value returns the named knob's value (zero if unknown).
@@ -203,10 +219,7 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	}
 	if err == nil {
-		err = r.adaptive(&e)
-	}
-	if err == nil {
-		err = r.resync(&e)
+		err = r.others(&e)
 	}
 	if err != nil {
 		return Effective{}, err
@@ -220,6 +233,16 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
 	e.Values = r.values
 	return e, nil
+}
+
+// others resolves the knobs outside the pool's targets into e.
+func (r *resolver) others(e *Effective) error {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs} {
+		if err := resolve(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *resolver) origin(name string) string {

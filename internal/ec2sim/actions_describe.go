@@ -134,7 +134,7 @@ var eniFilterFields = map[string]func(s *Sim, e *eniRec) []string{
 	"availability-zone":            func(s *Sim, _ *eniRec) []string { return one(s.cfg.AZ) },
 	"description":                  func(_ *Sim, e *eniRec) []string { return one(e.description) },
 	"group-id":                     func(_ *Sim, e *eniRec) []string { return e.groups },
-	"interface-type":               func(*Sim, *eniRec) []string { return one("interface") },
+	"interface-type":               func(_ *Sim, e *eniRec) []string { return one(e.ifType) },
 	"mac-address":                  func(_ *Sim, e *eniRec) []string { return one(e.mac) },
 	"network-interface-id":         func(_ *Sim, e *eniRec) []string { return one(e.id) },
 	"owner-id":                     func(s *Sim, _ *eniRec) []string { return one(s.ownerID) },

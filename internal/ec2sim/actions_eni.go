@@ -55,7 +55,11 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.buildENI(subnet, f.get("Description"), groups, primary, r)
+	ifType, err := readInterfaceType(f.get("InterfaceType"), primary, r)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.buildENI(subnet, f.get("Description"), groups, ifType, primary, r)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +74,13 @@ func (s *Sim) createNetworkInterface(f form) (response, *apiError) {
 }
 
 // buildENI reserves the primary and the requested addresses, all or nothing.
-func (s *Sim) buildENI(subnetID, description string, groups []string, primary netip.Addr, r addrRequest) (*eniRec, *apiError) {
+func (s *Sim) buildENI(subnetID, description string, groups []string, ifType string, primary netip.Addr,
+	r addrRequest) (*eniRec, *apiError) {
+	if ifType == TypeEFAOnly { // no IPv4 address at all
+		e := s.newENI(subnetID, description, groups)
+		e.ifType = ifType
+		return e, nil
+	}
 	withPrimary := r
 	if primary.IsValid() {
 		withPrimary.ips = append([]netip.Addr{primary}, r.ips...)
@@ -88,6 +98,7 @@ func (s *Sim) buildENI(subnetID, description string, groups []string, primary ne
 		at = len(r.ips)
 	}
 	e := s.newENI(subnetID, description, groups)
+	e.ifType = ifType
 	e.primary = ips[at]
 	ips = append(ips[:at:at], ips[at+1:]...)
 	e.give(ips, pfxs, s.now())
@@ -188,21 +199,34 @@ func (s *Sim) attachNetworkInterface(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	a, err := s.attach(e, device, card)
+	if err != nil {
+		return nil, err
+	}
+	return &attachResp{AttachmentID: a.id, NetworkCardIndex: card}, nil
+}
+
+// attach checks EC2's rules, attaches e and plugs its link (now, or after
+// Faults.LinkDelay).
+func (s *Sim) attach(e *eniRec, device, card int) (*attachment, *apiError) {
 	if err := s.checkAttach(e, device, card); err != nil {
 		return nil, err
 	}
 	a := &attachment{id: "eni-attach-0" + s.ids.hex16(), instanceID: s.cfg.InstanceID, deviceIndex: device,
 		cardIndex: card, at: s.now()}
-	if err := s.linkUp(e, device); err != nil {
+	if err := s.plugLink(e, a); err != nil {
 		return nil, newAPIError("InternalError", "ec2sim: creating the ENI's link: %v", err)
 	}
 	e.attach = a
-	return &attachResp{AttachmentID: a.id, NetworkCardIndex: card}, nil
+	return a, nil
 }
 
 func (s *Sim) checkAttach(e *eniRec, device, card int) *apiError {
-	if e.attach != nil {
+	if e.attach != nil || e.branchInUse {
 		return newAPIError("InvalidNetworkInterface.InUse", "Interface: [%s] in use.", e.id)
+	}
+	if e.ifType == TypeBranch { // [unverified message] branch ENIs are associated with a trunk, never attached
+		return errInvalidParameterValue("Network interface '%s' of type branch cannot be attached to an instance.", e.id)
 	}
 	if card < 0 || card >= s.typ.NetworkCards {
 		return errInvalidParameterValue("Invalid value '%d' for networkCardIndex: %s has %d network card(s)",
@@ -249,6 +273,9 @@ func (s *Sim) detachNetworkInterface(f form) (response, *apiError) {
 		return nil, newAPIError("OperationNotPermitted",
 			"The network interface at device index 0 and networkCard index 0 cannot be detached.")
 	}
+	if e.attach.pending != nil {
+		e.attach.pending.Stop() // the link never came
+	}
 	if err := s.linkDown(e); err != nil {
 		return nil, newAPIError("InternalError", "ec2sim: deleting the ENI's link: %v", err)
 	}
@@ -261,18 +288,10 @@ func (s *Sim) deleteNetworkInterface(f form) (response, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if e.attach != nil {
+	if e.attach != nil || e.branchInUse {
 		return nil, errInvalidParameterValue("Network interface '%s' is currently in use.", e.id)
 	}
-	sub := s.poolOf(e.subnetID)
-	sub.release(e.primary)
-	for a := range e.secondary {
-		sub.release(a)
-	}
-	for p := range e.prefixes {
-		sub.releasePrefix(p)
-	}
-	delete(s.enis, e.id)
+	s.dropENI(e)
 	return okReturn(), nil
 }
 

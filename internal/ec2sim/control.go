@@ -22,9 +22,12 @@ type State struct {
 // ENI is one network interface as State reports it.
 type ENI struct {
 	ID, MAC, Status, AttachmentID, SubnetID, Description string // Status "available" | "in-use"
+	InterfaceType                                        string // TypeInterface, TypeTrunk, ...
 	DeviceIndex                                          int    // -1 when not attached
+	NetworkCard                                          int    // the attachment's card (0 when not attached)
+	Linked                                               bool   // attached and its link made (see Faults.LinkDelay)
 	DeleteOnTermination                                  bool
-	PrimaryIP                                            netip.Addr
+	PrimaryIP                                            netip.Addr     // invalid for efa-only
 	Secondary                                            []netip.Addr   // ascending
 	Prefixes                                             []netip.Prefix // ascending
 	Tags                                                 map[string]string
@@ -39,15 +42,21 @@ func (s *Sim) State() State {
 	st := State{InstanceID: s.cfg.InstanceID, InstanceType: s.cfg.InstanceType, SubnetID: s.subnetID,
 		VPCID: s.vpcID, AZ: s.cfg.AZ, SubnetFree: s.subnet.free}
 	for _, e := range s.enisInOrder() {
-		out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
-			DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
-			Prefixes: e.prefixList(), Tags: copyTags(e.tags), Groups: slices.Clone(e.groups), CreatedAt: e.createdAt}
-		if e.attach != nil {
-			out.AttachmentID, out.DeleteOnTermination = e.attach.id, e.attach.deleteOnTermination
-		}
-		st.ENIs = append(st.ENIs, out)
+		st.ENIs = append(st.ENIs, s.eniState(e))
 	}
 	return st
+}
+
+// eniState copies one record; the caller holds s.mu.
+func (s *Sim) eniState(e *eniRec) ENI {
+	out := ENI{ID: e.id, MAC: e.mac, Status: e.status(), SubnetID: e.subnetID, Description: e.description,
+		InterfaceType: e.ifType, DeviceIndex: e.deviceIndex(), PrimaryIP: e.primary, Secondary: e.secondaryList(),
+		Prefixes: e.prefixList(), Tags: copyTags(e.tags), Groups: slices.Clone(e.groups), CreatedAt: e.createdAt}
+	if a := e.attach; a != nil {
+		out.AttachmentID, out.DeleteOnTermination = a.id, a.deleteOnTermination
+		out.NetworkCard, out.Linked = a.cardIndex, a.linked
+	}
+	return out
 }
 
 // Counters returns the calls per EC2 action (failed and throttled ones
@@ -72,6 +81,7 @@ type faultsJSON struct {
 	ServerErrorRate float64      `json:"serverErrorRate"`
 	Latency         jsonDuration `json:"latency"`
 	IMDSLag         jsonDuration `json:"imdsLag"`
+	LinkDelay       jsonDuration `json:"linkDelay"`
 	Seed            int64        `json:"seed"`
 }
 
@@ -98,7 +108,8 @@ func (d *jsonDuration) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes durations as strings.
 func (f Faults) MarshalJSON() ([]byte, error) {
-	return json.Marshal(faultsJSON{f.ThrottleRate, f.ServerErrorRate, jsonDuration(f.Latency), jsonDuration(f.IMDSLag), f.Seed})
+	return json.Marshal(faultsJSON{ThrottleRate: f.ThrottleRate, ServerErrorRate: f.ServerErrorRate,
+		Latency: jsonDuration(f.Latency), IMDSLag: jsonDuration(f.IMDSLag), LinkDelay: jsonDuration(f.LinkDelay), Seed: f.Seed})
 }
 
 // UnmarshalJSON reads durations as strings ("200ms") or nanoseconds.
@@ -107,7 +118,8 @@ func (f *Faults) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*f = Faults{j.ThrottleRate, j.ServerErrorRate, time.Duration(j.Latency), time.Duration(j.IMDSLag), j.Seed}
+	*f = Faults{ThrottleRate: j.ThrottleRate, ServerErrorRate: j.ServerErrorRate, Latency: time.Duration(j.Latency),
+		IMDSLag: time.Duration(j.IMDSLag), LinkDelay: time.Duration(j.LinkDelay), Seed: j.Seed}
 	return nil
 }
 
@@ -127,6 +139,8 @@ func (s *Sim) serveControl(w http.ResponseWriter, r *http.Request) {
 	case "POST /_sim/fragment":
 		s.FragmentSubnet()
 		writeJSON(w, map[string]bool{"ok": true})
+	case "POST /_sim/enis":
+		s.serveAddENI(w, r)
 	default:
 		s.serveControlPost(w, r, route)
 	}

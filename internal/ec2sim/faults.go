@@ -13,7 +13,10 @@ type Faults struct {
 	ServerErrorRate float64       `json:"serverErrorRate"` // fraction answered InternalError (HTTP 500)
 	Latency         time.Duration `json:"latency"`         // added to every EC2 call
 	IMDSLag         time.Duration `json:"imdsLag"`         // IMDS shows an ENI/address change only this long after EC2 made it
-	Seed            int64         `json:"seed"`            // seeds the throttle/5xx coin flips
+	// LinkDelay: an attached ENI's link (LinkNetns) appears, and IMDS lists
+	// the ENI, only this long after the attach, as on a real node.
+	LinkDelay time.Duration `json:"linkDelay"`
+	Seed      int64         `json:"seed"` // seeds the throttle/5xx coin flips
 }
 
 type failRule struct {

@@ -107,7 +107,7 @@ func (s *Sim) leavesFor(p string) map[string]string {
 	leaves := map[string]string{}
 	now := s.now()
 	for _, e := range s.attachedENIs() {
-		if e.mac == mac && s.visible(e.attach.at, now) {
+		if e.mac == mac && s.listed(e, now) {
 			s.addENILeaves(leaves, e, now)
 		}
 	}
@@ -165,11 +165,16 @@ func (s *Sim) metadataLeaves() map[string]string {
 	}
 	now := s.now()
 	for _, e := range s.attachedENIs() {
-		if s.visible(e.attach.at, now) {
+		if s.listed(e, now) {
 			s.addENILeaves(leaves, e, now)
 		}
 	}
 	return leaves
+}
+
+// listed: IMDS shows an attached ENI once its link exists and IMDSLag passed.
+func (s *Sim) listed(e *eniRec, now time.Time) bool {
+	return e.attach.linked && s.visible(e.attach.at, now)
 }
 
 func (s *Sim) visible(changed, now time.Time) bool {
@@ -183,7 +188,9 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	set("interface-id", e.id)
 	set("mac", e.mac)
 	set("owner-id", s.ownerID)
-	set("local-hostname", s.dnsName(e.primary))
+	if e.primary.IsValid() { // an efa-only ENI has no IPv4: no local-ipv4s, no hostname
+		set("local-hostname", s.dnsName(e.primary))
+	}
 	set("subnet-id", e.subnetID)
 	set("subnet-ipv4-cidr-block", s.poolOf(e.subnetID).cidr.String())
 	set("vpc-id", s.vpcID)
@@ -194,7 +201,9 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	set("network-card", strconv.Itoa(e.attach.cardIndex))
 	set("network-card-index", strconv.Itoa(e.attach.cardIndex))
 	ips, prefixes := s.imdsAddrs(e, now)
-	set("local-ipv4s", strings.Join(ips, "\n"))
+	if len(ips) > 0 {
+		set("local-ipv4s", strings.Join(ips, "\n"))
+	}
 	if len(prefixes) > 0 {
 		set("ipv4-prefix", strings.Join(prefixes, "\n"))
 	}
@@ -225,7 +234,9 @@ func (s *Sim) imdsAddrs(e *eniRec, now time.Time) (ips, prefixes []string) {
 			shownPfx[p] = true
 		}
 	}
-	ips = []string{e.primary.String()}
+	if e.primary.IsValid() {
+		ips = []string{e.primary.String()}
+	}
 	for _, a := range sortedAddrs(shownIPs) {
 		ips = append(ips, a.String())
 	}

@@ -12,12 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// linkUp creates, in cfg.LinkNetns, the link "eth<device>" carrying the ENI's
-// MAC, left down, as the kernel would show a hot-plugged ENI. It is a dummy
-// link, or, on kernels without the dummy driver, one end of a veth pair whose
-// other end ("sim-eth<device>", up, so the ENI end gets a carrier once it is
-// brought up) stays in the same namespace.
-func (s *Sim) linkUp(e *eniRec, device int) error {
+// linkUp creates, in cfg.LinkNetns, the link "eth<device>" (linkName)
+// carrying the ENI's MAC, left down, as the kernel would show a hot-plugged
+// ENI. It is a dummy link, or, on kernels without the dummy driver, one end of
+// a veth pair whose other end ("sim-eth<device>", up, so the ENI end gets a
+// carrier once it is brought up) stays in the same namespace.
+func (s *Sim) linkUp(e *eniRec, a *attachment) error {
 	if s.cfg.LinkNetns == "" {
 		return nil
 	}
@@ -26,7 +26,7 @@ func (s *Sim) linkUp(e *eniRec, device int) error {
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprintf("eth%d", device)
+		name := linkName(a)
 		if old, err := h.LinkByName(name); err == nil { // left over from an earlier run
 			_ = h.LinkDel(old)
 		}
@@ -89,8 +89,8 @@ func (s *Sim) PlugPrimary() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.enis {
-		if e.attach != nil && e.attach.deviceIndex == 0 {
-			return s.linkUp(e, 0)
+		if e.attach != nil && e.attach.deviceIndex == 0 && e.attach.cardIndex == 0 {
+			return s.linkUp(e, e.attach)
 		}
 	}
 	return errors.New("ec2sim: no primary ENI")

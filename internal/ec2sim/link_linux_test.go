@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -77,5 +79,59 @@ func TestLinkNetnsENILink(t *testing.T) {
 		if l.Attrs().Name != "lo" {
 			t.Fatalf("link %s left in the netns after detach", l.Attrs().Name)
 		}
+	}
+}
+
+// An attach with a link delay: the link (and the IMDS entry) come only after
+// the delay, in the namespace the test made.
+func TestLinkDelayInNetns(t *testing.T) {
+	name := newTestNetns(t)
+	sim, url := startSim(t, Config{InstanceType: "c6in.32xlarge", LinkNetns: "/var/run/netns/" + name})
+	const delay = 2 * time.Second
+	sim.SetFaults(Faults{LinkDelay: delay})
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	byMAC := func(mac string) netlink.Link {
+		links, err := h.LinkList()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range links {
+			if l.Attrs().HardwareAddr.String() == mac {
+				return l
+			}
+		}
+		return nil
+	}
+	c := ec2Client(t, url, false)
+	start := time.Now()
+	eni := createENI(t, c, sim, &ec2.CreateNetworkInterfaceInput{})
+	attachENI(t, c, sim, aws.ToString(eni.NetworkInterfaceId), 1)
+	other := must[ENI](t)(sim.AddENI(ENISpec{Card: 1}))
+	if time.Since(start) < delay && (byMAC(aws.ToString(eni.MacAddress)) != nil || byMAC(other.MAC) != nil) {
+		t.Fatal("a link appeared before the delay")
+	}
+	waitFor(t, "both links", 60*time.Second, func() bool {
+		return byMAC(aws.ToString(eni.MacAddress)) != nil && byMAC(other.MAC) != nil
+	})
+	if since := time.Since(start); since < delay {
+		t.Fatalf("links after %v, before the %v delay", since, delay)
+	}
+	if l := byMAC(other.MAC); l.Attrs().Name != "c1eth0" {
+		t.Errorf("card 1's link is %s", l.Attrs().Name)
+	}
+	if keys := getMeta(t, imdsClient(url), "network/interfaces/macs/"); !strings.Contains(keys, other.MAC) {
+		t.Errorf("IMDS after the link: %q", keys)
+	}
+	if err := sim.LinkError(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,7 +6,7 @@ import "errors"
 
 var errNoLinks = errors.New("ec2sim: LinkNetns needs Linux")
 
-func (s *Sim) linkUp(e *eniRec, device int) error {
+func (s *Sim) linkUp(e *eniRec, a *attachment) error {
 	if s.cfg.LinkNetns == "" {
 		return nil
 	}

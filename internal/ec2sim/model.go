@@ -22,6 +22,8 @@ type eniRec struct {
 	gone            map[netip.Prefix]time.Time // recently unassigned (/32 or /28) → when; IMDS still shows them
 	tags            map[string]string
 	createdAt       time.Time
+	ifType          string // interfaceType: interface, trunk, efa, efa-only, branch
+	branchInUse     bool   // a branch ENI another party associated with a trunk: in-use, never attached
 }
 
 type attachment struct {
@@ -31,12 +33,17 @@ type attachment struct {
 	cardIndex           int
 	deleteOnTermination bool
 	at                  time.Time
+	// linked: the ENI's link exists on the node (at once, or after
+	// Faults.LinkDelay); IMDS lists the ENI only then. pending is the timer
+	// that will create it.
+	linked  bool
+	pending *time.Timer
 }
 
 func newENIRec(seq int, id, mac, subnetID string, now time.Time) *eniRec {
 	return &eniRec{seq: seq, id: id, mac: mac, subnetID: subnetID, sourceDestCheck: true,
 		secondary: map[netip.Addr]time.Time{}, prefixes: map[netip.Prefix]time.Time{},
-		gone: map[netip.Prefix]time.Time{}, tags: map[string]string{}, createdAt: now}
+		gone: map[netip.Prefix]time.Time{}, tags: map[string]string{}, createdAt: now, ifType: TypeInterface}
 }
 
 // slots is what counts against Ipv4AddressesPerInterface: the primary, every
@@ -44,7 +51,7 @@ func newENIRec(seq int, id, mac, subnetID string, now time.Time) *eniRec {
 func (e *eniRec) slots() int { return 1 + len(e.secondary) + len(e.prefixes) }
 
 func (e *eniRec) status() string {
-	if e.attach != nil {
+	if e.attach != nil || e.branchInUse {
 		return "in-use"
 	}
 	return "available"
@@ -60,8 +67,12 @@ func (e *eniRec) deviceIndex() int {
 func (e *eniRec) secondaryList() []netip.Addr { return sortedAddrs(e.secondary) }
 func (e *eniRec) prefixList() []netip.Prefix  { return sortedPrefixes(e.prefixes) }
 
-// allAddrs is the primary first, then the secondaries ascending.
+// allAddrs is the primary first, then the secondaries ascending. An
+// efa-only ENI has no IPv4 address at all.
 func (e *eniRec) allAddrs() []netip.Addr {
+	if !e.primary.IsValid() {
+		return e.secondaryList()
+	}
 	return append([]netip.Addr{e.primary}, e.secondaryList()...)
 }
 

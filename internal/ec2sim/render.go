@@ -12,8 +12,10 @@ import (
 func (s *Sim) eniXML(e *eniRec) niXML {
 	ni := niXML{NetworkInterfaceID: e.id, SubnetID: e.subnetID, VpcID: s.vpcID, AvailabilityZone: s.cfg.AZ,
 		Description: e.description, OwnerID: s.ownerID, Status: e.status(), MacAddress: e.mac,
-		PrivateIPAddress: e.primary.String(), PrivateDNSName: s.dnsName(e.primary),
-		SourceDestCheck: e.sourceDestCheck, InterfaceType: "interface", Tags: tagsXML(e.tags)}
+		SourceDestCheck: e.sourceDestCheck, InterfaceType: e.ifType, Tags: tagsXML(e.tags)}
+	if e.primary.IsValid() { // an efa-only ENI has none
+		ni.PrivateIPAddress, ni.PrivateDNSName = e.primary.String(), s.dnsName(e.primary)
+	}
 	for _, g := range e.groups {
 		ni.Groups = append(ni.Groups, groupXML{GroupID: g, GroupName: groupName(g, s.sgID)})
 	}

@@ -67,6 +67,7 @@ type Sim struct {
 	imdsTokens map[string]time.Time
 
 	lastAccessKey string
+	linkErr       error // the last delayed link that could not be made
 
 	srv *http.Server
 	url string
@@ -156,7 +157,7 @@ func (s *Sim) addPrimaryENI() error {
 	}
 	e.primary = ips[0]
 	e.attach = &attachment{id: "eni-attach-0" + s.ids.hex16(), instanceID: s.cfg.InstanceID,
-		deleteOnTermination: true}
+		deleteOnTermination: true, linked: true}
 	s.enis[e.id] = e
 	return nil
 }

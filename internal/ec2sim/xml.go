@@ -92,8 +92,8 @@ type niXML struct {
 	RequesterManaged   bool           `xml:"requesterManaged"`
 	Status             string         `xml:"status"`
 	MacAddress         string         `xml:"macAddress"`
-	PrivateIPAddress   string         `xml:"privateIpAddress"`
-	PrivateDNSName     string         `xml:"privateDnsName"`
+	PrivateIPAddress   string         `xml:"privateIpAddress,omitempty"`
+	PrivateDNSName     string         `xml:"privateDnsName,omitempty"`
 	SourceDestCheck    bool           `xml:"sourceDestCheck"`
 	Groups             []groupXML     `xml:"groupSet>item"`
 	Attachment         *niAttachXML   `xml:"attachment,omitempty"`

@@ -1,0 +1,123 @@
+package settings
+
+import "slices"
+
+// Fate says what vpc-cni does with one of aws-node's environment variables.
+type Fate string
+
+const (
+	// Carried: the same name and meaning, in the config file or environment.
+	Carried Fate = "carried"
+	// Answered: this design does it another way; Instead names the equivalent.
+	Answered Fate = "answered-differently"
+	// NotYet: vpc-cni cannot honour it yet; Instead says what is missing.
+	NotYet Fate = "not-yet"
+)
+
+// AWSNodeVar is one variable of the aws-node DaemonSet (amazon-vpc-cni-k8s).
+type AWSNodeVar struct {
+	Name    string `json:"name"`
+	Fate    Fate   `json:"fate"`
+	Default string `json:"default,omitempty"` // aws-node's default, as its manifest spells it
+	Instead string `json:"instead,omitempty"` // Answered: what to set; NotYet: what is missing
+}
+
+// AWSNodeVars is the one table of aws-node's variables: the config file
+// refuses the ones not carried by it, and `migrate --aws-node-env` reads it.
+var AWSNodeVars = []AWSNodeVar{
+	{Name: WarmENITarget, Fate: Carried, Default: "1"},
+	{Name: WarmIPTarget, Fate: Carried},
+	{Name: MinIPTarget, Fate: Carried},
+	{Name: WarmPrefixTarget, Fate: Carried},
+	{Name: PrefixDelegation, Fate: Carried, Default: "false"},
+	{Name: MaxENI, Fate: Carried},
+	{Name: Cooldown, Fate: Carried, Default: "30"},
+	{Name: ClusterName, Fate: Carried},
+	{Name: ENIMTU, Fate: Carried, Default: "9001"},
+	{Name: ExternalSNAT, Fate: Carried, Default: "false"},
+	{Name: ExcludeSNATCIDRs, Fate: Carried},
+	{Name: RandomizeSNAT, Fate: Carried, Default: "prng"},
+	{Name: NodePortSupport, Fate: Carried, Default: "true"},
+	{Name: ConnMark, Fate: Carried, Default: "0x80"},
+	{Name: SubnetDiscovery, Fate: Carried, Default: "true"},
+	{Name: CustomNetworkCfg, Fate: Carried, Default: "false"},
+	{Name: ExternalServiceCIDRs, Fate: Carried},
+	{Name: VethPrefix, Fate: Carried, Default: DefaultVethPrefix},
+	{Name: PodMTU, Fate: Carried, Default: "9001"},
+	{Name: ManageUntaggedENI, Fate: Carried, Default: "true"},
+	{Name: AdditionalENITags, Fate: Carried, Default: "{}"},
+	{Name: DisableLeakedENICleanup, Fate: Carried, Default: "false"},
+	{Name: DisableProvisioning, Fate: Carried, Default: "false"},
+	{Name: IMDSOnlyMode, Fate: Carried, Default: "false"},
+	{Name: DisablePodV6, Fate: Carried, Default: "false"},
+	{Name: BandwidthPlugin, Fate: Carried, Default: "false"},
+
+	{Name: "AWS_VPC_K8S_CNI_LOGLEVEL", Fate: Answered, Default: "DEBUG",
+		Instead: "vpcctl (reconcile, the timer) logs to stderr, the journal: set VPC_CNI_LOG_LEVEL (debug, info, warn, error) or --log-level instead"},
+	{Name: "AWS_VPC_K8S_CNI_LOG_FILE", Fate: Answered, Default: "/host/var/log/aws-routed-eni/ipamd.log",
+		Instead: "vpcctl (reconcile, the timer) logs to stderr, the journal (journalctl -u vpc-cni-reconcile); there is no file to set"},
+	{Name: "AWS_VPC_K8S_PLUGIN_LOG_FILE", Fate: Answered, Default: "/var/log/aws-routed-eni/plugin.log",
+		Instead: "the plugin logs to the conflist's \"logFile\" (default /var/log/vpc-cni/plugin.log): set it there instead"},
+	{Name: "AWS_VPC_K8S_PLUGIN_LOG_LEVEL", Fate: Answered, Default: "DEBUG",
+		Instead: "the plugin's level is the conflist's \"logLevel\" (debug, info, warn, error): set it there instead"},
+	{Name: "INTROSPECTION_BIND_ADDRESS", Fate: Answered, Default: "127.0.0.1:61679",
+		Instead: "vpc-cni runs no daemon and opens no port: read `vpcctl status -o json` and `vpcctl pool status -o json` instead"},
+	{Name: "DISABLE_INTROSPECTION", Fate: Answered, Default: "false",
+		Instead: "vpc-cni runs no daemon and opens no port, so there is nothing to disable; remove it"},
+	{Name: "DISABLE_METRICS", Fate: Answered, Default: "false",
+		Instead: "vpc-cni opens no metrics port: `vpcctl reconcile` writes a Prometheus textfile only when VPC_CNI_METRICS_FILE (--metrics-file) is set; leave that unset instead"},
+	{Name: "AWS_VPC_K8S_CNI_BACKING_STORE", Fate: Answered, Default: "/var/run/aws-node/ipam.json",
+		Instead: "the node state is one bbolt file, state.db under VPC_CNI_STATE_DIR (--state-dir, default /var/lib/vpc-cni): set that instead"},
+	{Name: "AWS_EC2_ENDPOINT", Fate: Answered,
+		Instead: "vpc-cni takes the AWS SDK's AWS_ENDPOINT_URL_EC2 from the environment: set that instead"},
+	{Name: "ENABLE_NFTABLES", Fate: Answered, Default: "false",
+		Instead: "the node rules are always nftables (table ip vpc-cni); remove it"},
+	{Name: "AWS_VPC_K8S_CNI_CONFIGURE_RPFILTER", Fate: Answered, Default: "true",
+		Instead: "every pass sets loose rp_filter on the primary interface itself; remove it"},
+	{Name: "ENI_CONFIG_LABEL_DEF", Fate: Answered,
+		Instead: "custom networking takes one ENI_CONFIG_<ZONE>=subnet=...,securityGroups=... line per zone in this file: write those instead"},
+	{Name: "ENI_CONFIG_ANNOTATION_DEF", Fate: Answered,
+		Instead: "custom networking takes one ENI_CONFIG_<ZONE>=subnet=...,securityGroups=... line per zone in this file: write those instead"},
+	{Name: "CLUSTER_ENDPOINT", Fate: Answered,
+		Instead: "vpc-cni does not talk to the Kubernetes API server (the node is learnt from IMDS); remove it"},
+	{Name: "MY_NODE_NAME", Fate: Answered,
+		Instead: "vpc-cni does not talk to the Kubernetes API server (the node is learnt from IMDS); remove it"},
+
+	{Name: "ENABLE_POD_ENI", Fate: NotYet, Default: "false", Instead: "security groups for pods (trunk and branch ENIs)"},
+	{Name: "POD_SECURITY_GROUP_ENFORCING_MODE", Fate: NotYet, Default: "strict", Instead: "security groups for pods"},
+	{Name: "ENABLE_MULTI_NIC", Fate: NotYet, Default: "false", Instead: "pods on network cards other than 0"},
+	{Name: "NETWORK_POLICY_ENFORCING_MODE", Fate: NotYet, Default: "standard", Instead: "hook for the network policy agent"},
+	{Name: "ENABLE_IPv6", Fate: NotYet, Default: "false", Instead: "IPv6 pods"},
+	{Name: "ENABLE_IPv4", Fate: NotYet, Default: "true", Instead: "IPv6-only pods"},
+	{Name: "ENABLE_V4_EGRESS", Fate: NotYet, Default: "true", Instead: "egress plugin for IPv6 clusters"},
+	{Name: "ENABLE_V6_EGRESS", Fate: NotYet, Default: "false", Instead: "egress plugin for IPv6 from IPv4 pods"},
+	{Name: "ANNOTATE_POD_IP", Fate: NotYet, Default: "false", Instead: "pod annotations (it does not talk to the API server)"},
+	{Name: "AWS_MANAGE_ENIS_NON_SCHEDULABLE", Fate: NotYet, Default: "false", Instead: "view of the Node's taints (it does not talk to the API server)"},
+	{Name: "DISABLE_TCP_EARLY_DEMUX", Fate: NotYet, Default: "false", Instead: "setting of net.ipv4.tcp_early_demux"},
+	{Name: "HTTP_TIMEOUT", Fate: NotYet, Default: "10", Instead: "per-request EC2/IMDS timeout knob"},
+}
+
+// LookupAWSNodeVar finds one of aws-node's variables in the table.
+func LookupAWSNodeVar(name string) (AWSNodeVar, bool) {
+	i := slices.IndexFunc(AWSNodeVars, func(v AWSNodeVar) bool { return v.Name == name })
+	if i < 0 {
+		return AWSNodeVar{}, false
+	}
+	return AWSNodeVars[i], true
+}
+
+// refusal is the config file's answer to an aws-node variable it does not
+// carry ("" for a carried one).
+func (v AWSNodeVar) refusal() string {
+	switch v.Fate {
+	case Answered:
+		return v.Name + " is aws-node's; " + v.Instead
+	case NotYet:
+		msg := v.Name + " is aws-node's, and vpc-cni cannot honour it yet: it has no " + v.Instead + "; remove it"
+		if v.Default != "" {
+			msg += " (vpc-cni behaves as aws-node's default, " + v.Default + ")"
+		}
+		return msg
+	}
+	return ""
+}
