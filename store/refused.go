@@ -12,8 +12,9 @@ import (
 // RefusedPassFile holds the last reconcile pass that stopped because EC2's
 // answer contradicted the node (a wrong region, another account, an endpoint
 // that does not know the instance). It lives beside state.db, not in it: such
-// a pass leaves state.db byte for byte as it was, since the state may be a
-// copy from another node; status and doctor still show its error. **contract**
+// a pass writes nothing of the node, its ENIs or its assignments (the state
+// may be a copy from another node; only the EC2 budget tokens it took are
+// kept), yet status and doctor still show its error. **contract**
 const RefusedPassFile = "refused-pass.json"
 
 // PutRefusedPass records a refused pass, replacing the file atomically.

@@ -27,8 +27,9 @@ type Config struct {
 	VPCCIDR      netip.Prefix // default 100.64.0.0/16
 	SubnetCIDR   netip.Prefix // default 100.64.0.0/20; must lie in 100.64.0.0/10 and in VPCCIDR
 	// LinkNetns, when set, is the path of a network namespace in which a dummy
-	// link "eth<deviceIndex>" with the ENI's MAC is created (down) on attach
-	// and deleted on detach.
+	// link "eth<deviceIndex>" ("c<card>eth<deviceIndex>" on cards > 0) with
+	// the ENI's MAC is created (down) on attach, after Faults.LinkDelay, and
+	// deleted on detach.
 	LinkNetns string
 	// LinkPeerNetns, with LinkNetns, makes every ENI link a veth whose other
 	// end, "sim-eth<deviceIndex>" (up), sits in this namespace: a simulated
