@@ -86,7 +86,7 @@ func (p *pass) repairCreate(ctx context.Context, in store.Intent, truth []cloud.
 		return false, nil // attached: the merge adopts it; finishAttaches sets delete-on-termination
 	}
 	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
-	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, anyAge, p.now())
+	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, anyAge, p.now())
 	if err != nil {
 		return false, err
 	}
