@@ -28,6 +28,7 @@ type PoolStatus struct {
 	Excess        *ExcessStatus    `json:"excess,omitempty"`
 	Shortfall     *ShortfallStatus `json:"shortfall,omitempty"`
 	ENIs          []ENIStatus      `json:"enis"`
+	NotOurs       []NotOursStatus  `json:"notOurs"` // attached ENIs left alone, why, and their cost
 	Assignments   int              `json:"assignments"`
 	Pods          []PodStatus      `json:"pods"` // who holds each assigned address
 	Intents       int              `json:"intentsInFlight"`
@@ -42,6 +43,9 @@ type PoolStatus struct {
 type ENIStatus struct {
 	ID          string      `json:"id"`
 	DeviceIndex int         `json:"deviceIndex"`
+	Card        int         `json:"card"`
+	Class       string      `json:"class,omitempty"` // ours, adopted, not-ours; empty before the first EC2 read
+	Why         string      `json:"why,omitempty"`
 	Primary     bool        `json:"primary"`
 	Ready       bool        `json:"ready"`
 	MAC         string      `json:"mac"`
@@ -140,7 +144,7 @@ type storedState struct {
 // loadStatus reads the store and computes the figures with the knobs as
 // this invocation resolves them (in: its environment and the file).
 func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
-	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, NotOurs: []NotOursStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
 	if in.File != nil {
 		s.ConfigFile = in.File.Path
 	}
@@ -182,6 +186,7 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 	for _, e := range ss.snap.ENIs {
 		s.ENIs = append(s.ENIs, eniStatus(e, pods, cfg.Pool.Cooldown, now))
 	}
+	s.NotOurs = notOursStatus(ss.snap, ss.node.Limits, cfg.Pool)
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
 	return s, nil
@@ -237,7 +242,8 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 
 // eniStatus counts e's addresses by state; pods maps an owner key to its pod.
 func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now time.Time) ENIStatus {
-	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
+	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Card: e.Card, Class: string(e.Class), Why: e.Why,
+		Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
 		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{}}
 	for _, b := range e.Blocks {
 		for _, a := range b.Addrs {

@@ -20,6 +20,7 @@ func statusTable(t *table, s PoolStatus) {
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
+	notOursRows(t, s.NotOurs)
 	if r := s.NodeRules; r != nil {
 		t.row("NODE RULES", yesNo(r.InPlace)+": "+r.Detail)
 	}
