@@ -28,6 +28,14 @@ func factsOf(t cloud.ENIInfo, instanceID string) pool.ENIFacts {
 		NodeTagged: tagged, Created: tagged && strings.HasPrefix(t.Description, cloud.DescriptionPrefix)}
 }
 
+// createdHere reports whether EC2's answer shows an ENI vpc-cni created for
+// this node, on card 0, of the plain type: the only ENIs it tags, modifies,
+// detaches or deletes.
+func createdHere(t cloud.ENIInfo, instanceID string) bool {
+	class, _ := pool.Classify(factsOf(t, instanceID), t.NetworkCard, t.DeviceIndex, false)
+	return class == pool.Ours
+}
+
 // classify sets e's facts (from EC2's answer when t is one; an IMDS view
 // carries the stored facts) and its class under r. An ENI whose facts are
 // not known yet (a store from before classes) keeps the class it has, unless

@@ -108,7 +108,7 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 			return err
 		}
 	}
-	if !factsOf(info, p.node.InstanceID).Created {
+	if !createdHere(info, p.node.InstanceID) {
 		return fmt.Errorf("refusing to detach or delete %s: EC2 does not show it as created by vpc-cni for %s (description %q, instance tag %q)",
 			eniID, p.node.InstanceID, info.Description, info.Tags[cloud.TagInstanceID])
 	}
