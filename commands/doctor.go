@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
+	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -132,7 +133,7 @@ func checkIntents(st *store.Store, now time.Time) Finding {
 
 func checkENIsReady(s PoolStatus) Finding {
 	for _, e := range s.ENIs {
-		if !e.Ready {
+		if !e.Ready && e.Class != string(pool.NotOurs) { // a not-ours ENI is never set up
 			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
 				e.ID, e.DeviceIndex, e.MAC)}
 		}
