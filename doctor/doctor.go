@@ -11,6 +11,7 @@ import (
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/podgc"
+	"vpc-cni/pool"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -166,7 +167,7 @@ func checkIntents(st *store.Store, now time.Time) Finding {
 
 func checkENIsReady(s status.PoolStatus) Finding {
 	for _, e := range s.ENIs {
-		if !e.Ready {
+		if !e.Ready && e.Class != string(pool.NotOurs) { // a not-ours ENI is never set up
 			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
 				e.ID, e.DeviceIndex, e.MAC)}
 		}

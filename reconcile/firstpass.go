@@ -69,7 +69,7 @@ func (p *pass) planFirst(ctx context.Context, out *FirstPass) error {
 		return err
 	}
 	now := p.now()
-	merged, findings := Merge(pool.Snapshot{}, truth, Evidence{}, now)
+	merged, findings := Merge(pool.Snapshot{}, truth, Evidence{}, now, p.classRules())
 	if p.cfg.Pool.CustomNetworking {
 		excludePrimary(&merged)
 	}
