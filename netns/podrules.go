@@ -39,9 +39,10 @@ func ClearPodRules(ip netip.Addr) error {
 	return withHost(func(h *netlink.Handle) error { return deletePodRules(h, ip) })
 }
 
-// deletePodRules removes ip's to-rule (512) and from-rules (1536, any table).
+// deletePodRules removes ip's to-rule (512) and from-rules (1536, any table),
+// in ip's family.
 func deletePodRules(h *netlink.Handle, ip netip.Addr) error {
-	rules, err := listRules(h)
+	rules, err := listRulesOf(h, familyOf(ip))
 	if err != nil {
 		return err
 	}
