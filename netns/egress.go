@@ -146,6 +146,9 @@ func setupEgressV6(host, pod *netlink.Handle, hostVeth, podLink netlink.Link, ne
 	if err := setupPodSide6(pod, podLink, netnsPath, ip, hostVeth.Attrs().HardwareAddr); err != nil {
 		return err
 	}
+	if err := hostNeighbour6(host, hostVeth, ip, podLink.Attrs().HardwareAddr); err != nil {
+		return err
+	}
 	return hostRoute(host, hostVeth, ip)
 }
 

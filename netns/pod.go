@@ -135,6 +135,11 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 			return Wired{}, err
 		}
 	}
+	if p.IP6.IsValid() {
+		if err := hostNeighbour6(host, hostVeth, p.IP6, podLink.Attrs().HardwareAddr); err != nil {
+			return Wired{}, err
+		}
+	}
 	if p.Egress != nil {
 		if err := setupEgress(host, pod, podNS, p); err != nil {
 			return Wired{}, err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
@@ -28,7 +29,39 @@ func setupPodSide6(h *netlink.Handle, link netlink.Link, netnsPath string, ip ne
 	if err := addNoDAD(h, link, netnsPath, hostNet(ip)); err != nil {
 		return fmt.Errorf("add %s/128 to pod %s: %w", ip, name, err)
 	}
-	return gatewayRoutes6(h, link, hostMAC)
+	if err := gatewayRoutes6(h, link, hostMAC); err != nil {
+		return err
+	}
+	return waitDeliverable(h, ip)
+}
+
+// addrReadyTimeout bounds waitDeliverable; the kernel normally takes
+// microseconds (BenchmarkDAD).
+const addrReadyTimeout = time.Second
+
+// waitDeliverable waits until the kernel has installed ip's local route in
+// the pod. A nodad address is listed, not tentative, at once, but the local
+// route that makes packets to it deliverable is inserted by the kernel's
+// address worker a moment later; a reply arriving before is dropped (as an
+// address error), which would cost a first connection a retransmission.
+func waitDeliverable(h *netlink.Handle, ip netip.Addr) error {
+	filter := &netlink.Route{Table: unix.RT_TABLE_LOCAL, Dst: hostNet(ip)}
+	deadline := time.Now().Add(addrReadyTimeout)
+	for {
+		routes, err := dump(func() ([]netlink.Route, error) {
+			return h.RouteListFiltered(unix.AF_INET6, filter, netlink.RT_FILTER_TABLE|netlink.RT_FILTER_DST)
+		})
+		if err != nil {
+			return fmt.Errorf("list pod local routes: %w", err)
+		}
+		if len(routes) > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the kernel did not install %s (local route) within %v", ip, addrReadyTimeout)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // gatewayRoutes6 adds, on link, `fe80::1/128 dev link`, `default via
@@ -96,4 +129,18 @@ func enableIPv6In(path, ifName string) error {
 		done <- errors.Join(errs...)
 	}()
 	return <-done
+}
+
+// hostNeighbour6 adds, on the host veth, `ip lladdr <pod MAC> nud
+// permanent`: beyond the reference, so the node reaches a fresh pod at once.
+// Otherwise its first solicitation goes unsent while the host veth has no
+// usable link-local address yet (created when the pod end comes up), and the
+// kernel retries only after a second.
+func hostNeighbour6(h *netlink.Handle, veth netlink.Link, ip netip.Addr, podMAC net.HardwareAddr) error {
+	n := &netlink.Neigh{LinkIndex: veth.Attrs().Index, Family: unix.AF_INET6, State: netlink.NUD_PERMANENT,
+		IP: ipOf(ip), HardwareAddr: podMAC}
+	if err := h.NeighSet(n); err != nil {
+		return fmt.Errorf("add host neighbour %s lladdr %s dev %s: %w", ip, podMAC, veth.Attrs().Name, err)
+	}
+	return nil
 }

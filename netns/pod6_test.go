@@ -144,6 +144,9 @@ func podSide6Problems(p Pod, w Wired) error {
 	if want := []string{p.IP6.String() + "/128"}; !reflect.DeepEqual(global, want) {
 		bad("pod IPv6 addresses %v, want %v", global, want)
 	}
+	if !hasLocalRoute(p.IP6) {
+		bad("pod address %s has no local route: packets to it are not delivered yet", p.IP6)
+	}
 	routes, err := netlink.RouteList(link, unix.AF_INET6)
 	if err != nil {
 		return err
