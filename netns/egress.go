@@ -88,15 +88,15 @@ func (e *Egress) validate(p Pod) error {
 
 // setupEgress makes the egress veth pair and wires both ends; p.Egress is
 // normalised.
-func setupEgress(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) error {
+func setupEgress(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (*Wired, error) {
 	e := *p.Egress
 	pair := Pod{HostVeth: e.HostVeth, IfName: e.ifName(), MTU: p.MTU}
 	hostVeth, podLink, err := makeVethPair(host, pod, podNS, pair)
 	if err != nil {
-		return fmt.Errorf("egress: %w", err)
+		return nil, fmt.Errorf("egress: %w", err)
 	}
 	if err := pod.LinkSetUp(podLink); err != nil {
-		return fmt.Errorf("set pod %s up: %w", pair.IfName, err)
+		return nil, fmt.Errorf("set pod %s up: %w", pair.IfName, err)
 	}
 	if e.IP.Is4() {
 		err = setupEgressV4(host, pod, hostVeth, podLink, e.IP)
@@ -104,9 +104,9 @@ func setupEgress(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) error 
 		err = setupEgressV6(host, pod, hostVeth, podLink, p.NetnsPath, e.IP)
 	}
 	if err != nil {
-		return fmt.Errorf("egress %s: %w", pair.IfName, err)
+		return nil, fmt.Errorf("egress %s: %w", pair.IfName, err)
 	}
-	return nil
+	return wired(pair, hostVeth, podLink), nil
 }
 
 // setupEgressV4 is the reference's v4if0: in the pod ip/22 (without the

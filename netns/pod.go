@@ -33,13 +33,25 @@ type Pod struct {
 	Egress    *Egress
 }
 
-// Wired describes the veth pair SetupPod made, for the CNI result.
+// Wired describes the veth pair SetupPod made, for the CNI result; Egress
+// the egress pair (v4if0 or v6if0), when the pod has one.
 type Wired struct {
 	HostVeth   string
 	HostMAC    string
 	PodIf      string
 	PodMAC     string
 	PodIfIndex int
+	Egress     *Wired
+}
+
+func wired(p Pod, hostVeth, podLink netlink.Link) *Wired {
+	return &Wired{
+		HostVeth:   p.HostVeth,
+		HostMAC:    hostVeth.Attrs().HardwareAddr.String(),
+		PodIf:      p.IfName,
+		PodMAC:     podLink.Attrs().HardwareAddr.String(),
+		PodIfIndex: podLink.Attrs().Index,
+	}
 }
 
 func (p Pod) validate() error {
@@ -140,18 +152,13 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 			return Wired{}, err
 		}
 	}
+	w := wired(p, hostVeth, podLink)
 	if p.Egress != nil {
-		if err := setupEgress(host, pod, podNS, p); err != nil {
+		if w.Egress, err = setupEgress(host, pod, podNS, p); err != nil {
 			return Wired{}, err
 		}
 	}
-	return Wired{
-		HostVeth:   p.HostVeth,
-		HostMAC:    hostMAC.String(),
-		PodIf:      p.IfName,
-		PodMAC:     podLink.Attrs().HardwareAddr.String(),
-		PodIfIndex: podLink.Attrs().Index,
-	}, nil
+	return *w, nil
 }
 
 // makeVethPair creates the pair from the node side, the peer straight in the

@@ -341,3 +341,63 @@ func TestPodValidateRefusesBadAddresses(t *testing.T) {
 		t.Errorf("an IPv6-only pod refused: %v", err)
 	}
 }
+
+func TestEgressInterfaceIsWiredCheckedAndRemoved(t *testing.T) {
+	for _, c := range []struct{ name, ip4, ip6, egress, gw string }{
+		{"v4if0", "", "fd00:9::1", "169.254.172.9", "169.254.172.1"},
+		{"v6if0", "100.64.9.1", "", "fd00::ac:9", "fe80::1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			node := newNode6(t)
+			podNS, p := newPod(t, "egress", "100.64.0.1", 0)
+			p.IP, p.IP6 = parseOrZero(c.ip4), parseOrZero(c.ip6)
+			p.Egress = &Egress{IP: netip.MustParseAddr(c.egress)}
+			w := wirePod(t, node, p)
+			if w.Egress == nil || w.Egress.PodIf != c.name || w.Egress.HostVeth != EgressVethName(p.HostVeth) {
+				t.Fatalf("Wired.Egress = %+v", w.Egress)
+			}
+			inNS(t, node, func() error { return CheckPod(p) })
+			inNS(t, podNS, func() error {
+				link, err := netlink.LinkByName(c.name)
+				if err != nil {
+					return err
+				}
+				gw := netip.MustParseAddr(c.gw)
+				return netlink.RouteDel(&netlink.Route{LinkIndex: link.Attrs().Index, Gw: ipOf(gw),
+					Dst: &net.IPNet{IP: ipOf(gw.Unmap()).Mask(net.CIDRMask(0, gw.BitLen())), Mask: net.CIDRMask(0, gw.BitLen())}})
+			})
+			var werr *WiringError
+			inNS(t, node, func() error {
+				if err := CheckPod(p); !errors.As(err, &werr) || werr.Piece != "pod route default via "+c.gw+" dev "+c.name {
+					return fmt.Errorf("CheckPod with the egress default route gone: %v", err)
+				}
+				return nil
+			})
+			teardown(t, node, p)
+			teardown(t, node, p)
+			inNS(t, node, func() error { return egressLeftovers(p) })
+			inNS(t, podNS, func() error {
+				if _, err := netlink.LinkByName(c.name); err == nil {
+					return fmt.Errorf("%s left in the pod", c.name)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// egressLeftovers lists an egress host veth or route to the egress address
+// left in the node netns.
+func egressLeftovers(p Pod) error {
+	if _, err := netlink.LinkByName(EgressVethName(p.HostVeth)); err == nil {
+		return fmt.Errorf("egress host veth left")
+	}
+	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return err
+	}
+	if n := countRoutesTo(routes, p.Egress.IP); n > 0 {
+		return fmt.Errorf("%d routes to %s left", n, p.Egress.IP)
+	}
+	return nil
+}
