@@ -149,7 +149,10 @@ func setupEgressV6(host, pod *netlink.Handle, hostVeth, podLink netlink.Link, ne
 	if err := hostNeighbour6(host, hostVeth, ip, podLink.Attrs().HardwareAddr); err != nil {
 		return err
 	}
-	return hostRoute(host, hostVeth, ip)
+	if err := hostRoute(host, hostVeth, ip); err != nil {
+		return err
+	}
+	return waitDeliverable(pod, ip)
 }
 
 func hostRoute(h *netlink.Handle, veth netlink.Link, ip netip.Addr) error {

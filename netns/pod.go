@@ -132,13 +132,13 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 	if err := pod.LinkSetUp(podLink); err != nil {
 		return Wired{}, fmt.Errorf("set pod %s up: %w", p.IfName, err)
 	}
-	if p.IP.IsValid() {
-		if err := setupPodSide(pod, podLink, p, hostMAC); err != nil {
+	if p.IP6.IsValid() {
+		if err := setupPodSide6(pod, podLink, p.NetnsPath, p.IP6, hostMAC); err != nil {
 			return Wired{}, err
 		}
 	}
-	if p.IP6.IsValid() {
-		if err := setupPodSide6(pod, podLink, p.NetnsPath, p.IP6, hostMAC); err != nil {
+	if p.IP.IsValid() {
+		if err := setupPodSide(pod, podLink, p, hostMAC); err != nil {
 			return Wired{}, err
 		}
 	}
@@ -155,6 +155,11 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 	w := wired(p, hostVeth, podLink)
 	if p.Egress != nil {
 		if w.Egress, err = setupEgress(host, pod, podNS, p); err != nil {
+			return Wired{}, err
+		}
+	}
+	if p.IP6.IsValid() {
+		if err := waitDeliverable(pod, p.IP6); err != nil {
 			return Wired{}, err
 		}
 	}

@@ -24,15 +24,14 @@ var PodGateway6 = netip.MustParseAddr("fe80::1")
 // ip/128 without duplicate address detection (the pool guarantees it is
 // unique, so no tentative wait), the route to PodGateway6 on the link, the
 // default route through it and the permanent neighbour to the host's MAC.
+// The caller then waits for waitDeliverable, as late as it can, so that the
+// kernel's address worker runs while the rest is wired.
 func setupPodSide6(h *netlink.Handle, link netlink.Link, netnsPath string, ip netip.Addr, hostMAC net.HardwareAddr) error {
 	name := link.Attrs().Name
 	if err := addNoDAD(h, link, netnsPath, hostNet(ip)); err != nil {
 		return fmt.Errorf("add %s/128 to pod %s: %w", ip, name, err)
 	}
-	if err := gatewayRoutes6(h, link, hostMAC); err != nil {
-		return err
-	}
-	return waitDeliverable(h, ip)
+	return gatewayRoutes6(h, link, hostMAC)
 }
 
 // addrReadyTimeout bounds waitDeliverable; the kernel normally takes
