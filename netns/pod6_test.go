@@ -13,6 +13,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"vpc-cni/internal/testenv"
 )
 
 // nodePrimaryIPv6 is the node's IPv6 on its primary "ENI" in IPv6 tests.
@@ -218,8 +220,8 @@ func countRoutesTo(routes []netlink.Route, ip netip.Addr) int {
 	return n
 }
 
-// leftovers6 lists, in the node netns, every IPv6 rule, route and host veth
-// a pod of ip6 may have left.
+// leftovers6 lists, in the node netns, every IPv6 rule, route, neighbour and
+// host veth a pod of ip6 may have left.
 func leftovers6(ip6 netip.Addr, veths ...string) error {
 	var errs []error
 	rules, err := netlink.RuleList(unix.AF_INET6)
@@ -238,6 +240,15 @@ func leftovers6(ip6 netip.Addr, veths ...string) error {
 	if n := countRoutesTo(routes, ip6); n > 0 {
 		errs = append(errs, fmt.Errorf("%d routes to %s left", n, ip6))
 	}
+	neighs, err := netlink.NeighList(0, unix.AF_INET6)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighs {
+		if n.IP.Equal(ipOf(ip6)) {
+			errs = append(errs, fmt.Errorf("neighbour left: %s lladdr %s on link %d", n.IP, n.HardwareAddr, n.LinkIndex))
+		}
+	}
 	for _, v := range veths {
 		if _, err := netlink.LinkByName(v); err == nil {
 			errs = append(errs, fmt.Errorf("link %s left", v))
@@ -247,20 +258,40 @@ func leftovers6(ip6 netip.Addr, veths ...string) error {
 }
 
 func TestTeardownPodRemovesIPv6AndDualStackWiring(t *testing.T) {
-	for name, ip4 := range map[string]string{"IPv6 only": "", "dual-stack": "100.64.4.42"} {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name, ip4, egress string
+		deleteNetns       bool
+	}{
+		{"IPv6 only", "", "", false},
+		{"dual-stack", "100.64.4.42", "", false},
+		{"IPv6 with v4if0", "", "169.254.172.42", false},
+		{"IPv6 with v4if0, netns deleted first", "", "169.254.172.42", true},
+		{"dual-stack, netns deleted first", "100.64.4.42", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			node := newNode6(t)
-			podNS, p := newPod6(t, "down6", ip4, "fd00:4::42")
+			podNS, p := newPod6(t, "down6", c.ip4, "fd00:4::42")
+			if c.egress != "" {
+				p.Egress = &Egress{IP: netip.MustParseAddr(c.egress)}
+			}
 			wirePod(t, node, p)
+			if c.deleteNetns {
+				testenv.DeleteNetNS(podNS)
+			}
 			teardown(t, node, p)
 			teardown(t, node, p)
-			inNS(t, node, func() error { return leftovers6(p.IP6, p.HostVeth) })
+			inNS(t, node, func() error { return leftovers6(p.IP6, p.HostVeth, EgressVethName(p.HostVeth)) })
 			if st := listHost(t, node); !reflect.DeepEqual(st, HostState{}) {
 				t.Errorf("left on the node: %+v", st)
 			}
+			if c.deleteNetns {
+				return
+			}
 			inNS(t, podNS, func() error {
-				if l, err := netlink.LinkByName(p.IfName); err == nil {
-					t.Errorf("pod interface %s still there", l.Attrs().Name)
+				for _, name := range []string{p.IfName, EgressV4IfName} {
+					if _, err := netlink.LinkByName(name); err == nil {
+						t.Errorf("pod interface %s still there", name)
+					}
 				}
 				return nil
 			})
