@@ -1,8 +1,12 @@
 // Package hostnet owns the node-level rules that pods on secondary ENIs need
 // (the reference's SetupHostNetwork): egress SNAT of pod traffic to non-VPC
 // destinations, the NodePort connmark rules, the fwmark policy rule and
-// loose rp_filter on the primary interface. Reconcile calls Ensure on every
-// pass; the plugin never does, so the plugin's start-up never pays for it.
+// loose rp_filter on the primary interface; with IPv6 (Config.IPv6) the
+// node's IPv6 forwarding, accept_ra=2 and the fwmark rule in IPv6; for the
+// egress interfaces (Config.V4EgressRange, V6EgressRange) their SNAT and the
+// rejection of new connections into them, in tables ip and ip6 vpc-cni.
+// Reconcile calls Ensure on every pass; the plugin never does, so the
+// plugin's start-up never pays for it.
 //
 // Every function works in the calling thread's network namespace.
 package hostnet
