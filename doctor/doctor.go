@@ -7,6 +7,7 @@ package doctor
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"vpc-cni/internal/printers"
@@ -65,7 +66,7 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 	if f, ok := lastRebuild(st); ok {
 		r = append(r, f)
 	}
-	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s),
+	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s), checkNotOurs(s),
 		checkGrowth(s), checkGarbage(st), checkNodeRules(s))
 }
 
@@ -173,6 +174,24 @@ func checkENIsReady(s status.PoolStatus) Finding {
 		}
 	}
 	return Finding{"ENIs", true, fmt.Sprintf("%d ready", len(s.ENIs))}
+}
+
+// checkNotOurs names the attached ENIs vpc-cni leaves alone, why, and what
+// they cost the pool: information, not a failure.
+func checkNotOurs(s status.PoolStatus) Finding {
+	if len(s.NotOurs) == 0 {
+		return Finding{"ENIs left alone", true, "none: every attached ENI on card 0 is vpc-cni's or adopted"}
+	}
+	var each []string
+	for _, n := range s.NotOurs {
+		cost := fmt.Sprintf("costs %d ENI slot, %d max pods", n.ENISlots, n.MaxPods)
+		if n.Card != 0 {
+			cost = fmt.Sprintf("on card %d: costs card 0 nothing", n.Card)
+		}
+		each = append(each, fmt.Sprintf("%s (%s; %s)", n.ID, n.Reason, cost))
+	}
+	return Finding{"ENIs left alone", true, fmt.Sprintf("%d, never given addresses, routed, tagged, detached or deleted: %s",
+		len(s.NotOurs), strings.Join(each, ", "))}
 }
 
 func checkGrowth(s status.PoolStatus) Finding {

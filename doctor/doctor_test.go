@@ -90,3 +90,20 @@ func TestLastRebuildNamesTheLastRebuild(t *testing.T) {
 		t.Fatalf("finding %+v", f)
 	}
 }
+
+// The ENIs left alone are named with why and what they cost; none is not a failure either way.
+func TestCheckNotOursNamesEachWithItsCost(t *testing.T) {
+	if f := checkNotOurs(status.PoolStatus{}); !f.OK || !strings.Contains(f.Detail, "none") {
+		t.Errorf("no ENI left alone: %+v", f)
+	}
+	s := status.PoolStatus{NotOurs: []status.NotOursStatus{
+		{ID: "eni-trunk", Reason: "trunk", ENISlots: 1, MaxPods: 29},
+		{ID: "eni-card1", Card: 1, Reason: "card 1"},
+	}}
+	f := checkNotOurs(s)
+	for _, want := range []string{"2,", "eni-trunk (trunk; costs 1 ENI slot, 29 max pods)", "eni-card1 (card 1; on card 1: costs card 0 nothing)"} {
+		if !f.OK || !strings.Contains(f.Detail, want) {
+			t.Errorf("detail %q lacks %q", f.Detail, want)
+		}
+	}
+}

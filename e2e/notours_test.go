@@ -222,6 +222,12 @@ func (n *othersNode) assertCost(t *testing.T, slots, maxPods int) {
 		t.Fatalf("pool status: %d slots not ours (listed %d: %+v), max pods %d, max ENIs %d; want %d, %d, 6",
 			st.Figures.NotOurs, sum, st.NotOurs, st.Figures.MaxPods, st.Figures.MaxENIs, slots, maxPods)
 	}
+	d := n.vpcctl(nil, "doctor")
+	for _, e := range st.NotOurs {
+		if !strings.Contains(string(d.stdout), e.ID+" ("+e.Reason+";") {
+			t.Errorf("doctor does not name %s and why (%s):\n%s", e.ID, e.Reason, d.stdout)
+		}
+	}
 }
 
 func (n *othersNode) assertNotTheirs(t *testing.T, ip netip.Addr) {
