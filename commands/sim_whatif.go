@@ -1,9 +1,6 @@
 package commands
 
 import (
-	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,7 +16,7 @@ func simWhatifCommand() *cli.Command {
 (mutating EC2 calls by action, idle addresses, pods that found the pool empty, ENIs, throttled calls)
 and with --svg writes a chart of calls against idle addresses.
 
-Example (the seed's case):
+Example (a steady arrival of 232 pods):
    vpcctl sim whatif --model steady --pods 232 --every 10s --instance-type m4.4xlarge --svg whatif.svg`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Value: "steady", Usage: "steady, bursts, rollout or daily (ignored with --trace)"},
@@ -48,139 +45,31 @@ Example (the seed's case):
 }
 
 func simWhatif(c *cli.Context) error {
-	w, err := whatifWorkload(c)
+	w, err := whatif.ModelSpec{Model: c.String("model"), Trace: c.String("trace"), Pods: c.Int("pods"),
+		Burst: c.Int("burst"), Every: c.Duration("every"), Day: c.Duration("day")}.Workload()
 	if err != nil {
 		return err
 	}
 	targets := whatif.DefaultTargets()
 	if t := c.StringSlice("target"); len(t) > 0 {
-		if targets, err = parseTargets(t); err != nil {
+		if targets, err = whatif.ParseTargets(t); err != nil {
 			return err
 		}
 	}
-	var intervals []time.Duration
-	for _, s := range c.StringSlice("interval") {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return usagef("--interval %q: want a positive duration such as 30s", s)
-		}
-		intervals = append(intervals, d)
-	}
-	o := whatif.Options{InstanceType: c.String("instance-type"), ENILatency: c.Duration("eni-latency"),
-		IMDSLag: c.Duration("imds-lag"), RefillDelay: time.Second}
-	if ns := c.IntSlice("cluster"); len(ns) > 0 {
-		return simCluster(c, ns, whatif.Grid(targets, intervals), o)
-	}
-	var rs []whatif.Result
-	for _, s := range whatif.Grid(targets, intervals) {
-		r, err := whatif.Run(w, s, o)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
-	}
-	fmt.Fprintf(c.App.Writer, "%s on %s, new ENIs usable after %s\n", w.Name, o.InstanceType, o.ENILatency)
-	if err := whatif.WriteTable(c.App.Writer, rs); err != nil {
-		return err
-	}
-	if path := c.String("svg"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := whatif.WriteSVG(f, w.Name+" on "+o.InstanceType, rs); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.Writer, "chart: %s\n", path)
-	}
-	return nil
-}
-
-func whatifWorkload(c *cli.Context) (whatif.Workload, error) {
-	if path := c.String("trace"); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return whatif.Workload{}, usagef("--trace: %v", err)
-		}
-		defer f.Close()
-		w, err := whatif.ReadTrace(f, path)
-		if err != nil {
-			return w, usagef("%v", err)
-		}
-		return w, nil
-	}
-	n, every := c.Int("pods"), c.Duration("every")
-	if n < 1 || every <= 0 {
-		return whatif.Workload{}, usagef("--pods must be at least 1 and --every positive")
-	}
-	switch c.String("model") {
-	case "steady":
-		return whatif.Steady(n, every), nil
-	case "bursts":
-		return whatif.Bursts(n, c.Int("burst"), every), nil
-	case "rollout":
-		return whatif.Rollout(n, 10*time.Minute, every), nil
-	case "daily":
-		return whatif.Daily(n, c.Duration("day"), time.Hour), nil
-	}
-	return whatif.Workload{}, usagef("--model %q: want steady, bursts, rollout or daily", c.String("model"))
-}
-
-func parseTargets(ts []string) ([]map[string]string, error) {
-	var out []map[string]string
-	for _, t := range ts {
-		m := map[string]string{}
-		// The flag splits its value at commas, so pairs are separated by spaces.
-		for _, kv := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ' ' }) {
-			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			if !ok || k == "" {
-				return nil, usagef("--target %q: want KEY=VALUE pairs separated by spaces", t)
-			}
-			m[k] = v
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// simCluster runs cluster mode and prints its table.
-func simCluster(c *cli.Context, nodes []int, grid []whatif.Setting, o whatif.Options) error {
-	o.Rest, o.TimerJitter = c.Duration("rest"), c.Duration("timer-jitter")
-	b, err := parseBackoff(c.String("throttle-backoff"))
+	intervals, err := whatif.ParseIntervals(c.StringSlice("interval"))
 	if err != nil {
 		return err
 	}
-	o.ThrottleBackoff = b
-	var rs []whatif.ClusterResult
-	for _, n := range nodes {
-		if n < 1 {
-			return usagef("--cluster %d: want a positive number of nodes", n)
+	o := whatif.Options{InstanceType: c.String("instance-type"), ENILatency: c.Duration("eni-latency"),
+		IMDSLag: c.Duration("imds-lag"), RefillDelay: time.Second}
+	grid := whatif.Grid(targets, intervals)
+	if ns := c.IntSlice("cluster"); len(ns) > 0 {
+		o.Rest, o.TimerJitter = c.Duration("rest"), c.Duration("timer-jitter")
+		if o.ThrottleBackoff, err = whatif.ParseBackoff(c.String("throttle-backoff")); err != nil {
+			return err
 		}
-		for _, s := range grid {
-			r, err := whatif.Cluster(s, whatif.ClusterOptions{Options: o, Nodes: n, PodsPerNode: c.Int("pods-per-node"),
-				Together: c.Bool("together")})
-			if err != nil {
-				return err
-			}
-			rs = append(rs, r)
-		}
+		return whatif.ClusterStudy(c.App.Writer, ns, grid, whatif.ClusterOptions{Options: o,
+			PodsPerNode: c.Int("pods-per-node"), Together: c.Bool("together")})
 	}
-	fmt.Fprintf(c.App.Writer, "scale-up from empty %s nodes to %d pods each, then %s at rest, one account\n",
-		o.InstanceType, c.Int("pods-per-node"), o.Rest)
-	return whatif.WriteClusterTable(c.App.Writer, rs)
-}
-
-// parseBackoff reads --throttle-backoff: "off" or "BASE/MAX".
-func parseBackoff(s string) (whatif.Backoff, error) {
-	if s == "off" {
-		return whatif.Backoff{}, nil
-	}
-	base, maxText, ok := strings.Cut(s, "/")
-	b, err1 := time.ParseDuration(base)
-	m, err2 := time.ParseDuration(maxText)
-	if !ok || err1 != nil || err2 != nil || b <= 0 || m < b {
-		return whatif.Backoff{}, usagef(`--throttle-backoff %q: want "off" or BASE/MAX durations such as 5s/2m, MAX at least BASE`, s)
-	}
-	return whatif.Backoff{Base: b, Max: m}, nil
+	return whatif.Study(c.App.Writer, w, grid, o, c.String("svg"))
 }
