@@ -106,7 +106,7 @@ func renderWarm(c *cli.Context, eff settings.Effective, rep *reconcile.Report, v
 	}{eff.Values, rep, view}
 	return render(c, out, func(t *printers.Table) {
 		if rep != nil {
-			reportRows(t, rep)
+			status.ReportRows(t, rep)
 			t.Blank()
 		}
 		if view.Initialized {

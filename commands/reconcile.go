@@ -3,9 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -79,7 +76,7 @@ func reconcilePass(c *cli.Context) error {
 	}
 	rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
 	if rep != nil && c.Bool("log-summary") {
-		logSummary(rep)
+		status.LogSummary(rep)
 		return err
 	}
 	if summary {
@@ -144,52 +141,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {
-	return render(c, rep, func(t *printers.Table) { reportRows(t, rep) })
-}
-
-func reportRows(t *printers.Table, rep *reconcile.Report) {
-	{
-		f := rep.Plan.Figures
-		t.Row("POLICY", f.Policy)
-		t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
-			f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess))
-		if len(rep.Plan.Actions) == 0 {
-			t.Row("PLAN", "nothing to do: the pool is at its targets")
-		}
-		for i, a := range rep.Plan.Actions {
-			t.Row(fmt.Sprintf("ACTION %d", i+1), status.DescribeAction(a))
-		}
-		verb := "EC2 CALLS"
-		if rep.DryRun {
-			verb = "WOULD CALL"
-		}
-		t.Row(verb, printers.CountCalls(rep.Calls))
-		for _, f := range rep.Findings {
-			t.Row("FOUND", f.Message)
-		}
-		for _, f := range rep.Failed {
-			t.Row("FAILED", f)
-		}
-		t.Row("TOOK", rep.Duration.Round(time.Millisecond))
-	}
-}
-
-// logSummary is a pass in one log line; the whole report stays in the state
-// file (pool status, events).
-func logSummary(rep *reconcile.Report) {
-	did := make([]string, len(rep.Plan.Actions))
-	for i, a := range rep.Plan.Actions {
-		did[i] = status.DescribeAction(a)
-	}
-	if len(did) == 0 {
-		did = append(did, "nothing to do")
-	}
-	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", printers.CountCalls(rep.Calls),
-		"findings", len(rep.Findings), "took", rep.Duration.Round(time.Millisecond)}
-	if len(rep.Failed) > 0 {
-		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))
-	}
-	slog.Info("reconcile pass", attrs...)
+	return render(c, rep, func(t *printers.Table) { status.ReportRows(t, rep) })
 }
 
 // recoverLost rebuilds a lost state file (rebuild.Recover) before the pass

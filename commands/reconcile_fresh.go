@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
-	"vpc-cni/reconcile"
+	"vpc-cni/status"
 	"vpc-cni/store"
 )
 
@@ -36,24 +36,11 @@ func dryRunFresh(c *cli.Context) (handled bool, err error) {
 	case err != nil:
 		return true, classifyRunError(ctx, err)
 	case c.Bool("log-summary"):
-		logSummary(fp.Report)
+		status.LogSummary(fp.Report)
 		return true, nil
 	case c.String("output") == summaryFormat:
 		fmt.Fprintln(c.App.Writer, summaryLine(fp.Report))
 		return true, nil
 	}
-	return true, render(c, fp, func(t *printers.Table) { firstPassRows(t, fp) })
-}
-
-// firstPassRows is the table: what the adoption would find, then the
-// pass's own rows.
-func firstPassRows(t *printers.Table, fp *reconcile.FirstPass) {
-	t.Row("DRY RUN", "no state in this state dir yet: the first pass, planned in memory; nothing was written")
-	n := fp.Node
-	t.Row("NODE", fmt.Sprintf("%s (%s) in %s, %s, subnet %s", n.InstanceID, n.InstanceType, n.AZ, n.VPCID, n.SubnetID))
-	for _, e := range fp.ENIs {
-		t.Row(fmt.Sprintf("WOULD ADOPT %s", e.ID), fmt.Sprintf("device %d, subnet %s, primary %s, %d blocks: %s",
-			e.DeviceIndex, e.SubnetID, e.PrimaryIP, len(e.Blocks), printers.FirstOf(join(e.Blocks), "none")))
-	}
-	reportRows(t, fp.Report)
+	return true, render(c, fp, func(t *printers.Table) { status.FirstPassRows(t, fp) })
 }
