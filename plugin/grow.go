@@ -47,13 +47,24 @@ func (c *call) growInline() (bool, string) {
 		return false, "inline grow: " + err.Error()
 	}
 	runner.Log = c.log
-	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true})
+	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true, LinkWait: c.linkWait()})
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
 		return true, "inline grow failed: " + err.Error()
 	}
 	return true, whyNoGrowth(rep)
+}
+
+// linkWait is how long the grow pass may wait for a new ENI's late link: up
+// to the ADD's deadline, less what taking the address and wiring the pod need
+// after it (a second, or a quarter of what is left on a short deadline).
+func (c *call) linkWait() time.Time {
+	deadline, ok := c.ctx.Deadline()
+	if !ok {
+		return time.Time{}
+	}
+	return deadline.Add(-min(time.Second, time.Until(deadline)/4))
 }
 
 // whyNoGrowth explains an empty or failed grow pass from its figures.

@@ -173,6 +173,10 @@ type Runner struct {
 type Options struct {
 	DryRun   bool // plan and print; make no EC2 mutation and change nothing
 	GrowOnly bool // inline grow from the plugin: no releases, no sweeps
+	// LinkWait: a new ENI whose link has not appeared yet (the driver and
+	// udev lag the attach) is waited for until then, not left to a later
+	// pass: the plugin's inline grow sets it to its ADD's deadline.
+	LinkWait time.Time
 }
 
 // Report says what a pass did.
