@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -168,9 +169,14 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 	s.NodeRules = &rules
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
-	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
+	s.Figures = plan.Figures
 	if now.Before(ss.snap.GrowBlockedUntil) {
 		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
+	}
+	if why := reconcile.NoProvisioning(cfg); why != "" {
+		s.GrowBlocked = "always: " + why // the pass plans no action
+	} else {
+		s.Pending = append(s.Pending, plan.Actions...)
 	}
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
 		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)

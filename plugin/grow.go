@@ -75,6 +75,8 @@ func whyNoGrowth(rep *reconcile.Report) string {
 		return strings.Join(rep.Failed, "; ")
 	case f.MaxPods > 0 && f.Total >= f.MaxPods:
 		return fmt.Sprintf("the node holds %d addresses, its max pods", f.Total)
+	case reconcile.NoProvisioning(rep.Config) != "":
+		return "the pool does not grow: " + reconcile.NoProvisioning(rep.Config) + "; pods use the addresses attached"
 	case f.Shortfall > 0:
 		return fmt.Sprintf("growth is blocked (ENI limit %d reached or subnet back-off); shortfall %d", f.MaxENIs, f.Shortfall)
 	case f.Cooling > 0:

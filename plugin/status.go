@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -52,6 +53,9 @@ func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now 
 	}
 	if !c.cfg.inlineGrow() {
 		return unavailable("no free address and inline grow is off; waiting for the next reconcile")
+	}
+	if why := reconcile.NoProvisioning(knobs); why != "" {
+		return unavailable("no free address, and the pool does not grow: " + why)
 	}
 	// Would the grow an ADD starts (it waits for an address) get one?
 	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: knobs.Pool, Snapshot: snap, Now: now, Waiting: 1})

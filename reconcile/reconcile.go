@@ -251,7 +251,7 @@ func (p *pass) run(ctx context.Context) error {
 	if err != nil {
 		return err // observe vets an EC2 answer before any repair or write
 	}
-	if !p.opts.DryRun {
+	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)
 	}
@@ -281,6 +281,8 @@ func (p *pass) run(ctx context.Context) error {
 	p.setupHosts()
 	if !p.opts.GrowOnly {
 		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
+	}
+	if !p.opts.GrowOnly && p.cfg.Provisioning() { // both change EC2
 		p.followPrimaryGroups(ctx)
 		p.sweepLeaked(ctx)
 	}
@@ -319,6 +321,7 @@ func (p *pass) prepare(ctx context.Context) error {
 	}
 	p.rep.Config = p.cfg
 	p.rep.Changed = settings.Changes(stored.LastPass, p.cfg.Values)
+	p.gate()
 	if !known {
 		if p.node, err = p.learnNode(ctx); err != nil {
 			return err
