@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"vpc-cni/hostnet"
+)
+
+// routeTableFor is the table the node's kernel picks for a packet a pod
+// sends from ip to dst (in by the pod's host veth).
+func (w *world) routeTableFor(p *pod, ip, dst netip.Addr) int {
+	w.tb.Helper()
+	table := -1
+	w.inNode(func() error {
+		veth, err := netlink.LinkByName(p.hostVeth())
+		if err != nil {
+			return err
+		}
+		routes, err := netlink.RouteGetWithOptions(net.IP(dst.AsSlice()),
+			&netlink.RouteGetOptions{SrcAddr: net.IP(ip.AsSlice()), Iif: veth.Attrs().Name})
+		if err != nil || len(routes) == 0 {
+			return err
+		}
+		table = routes[0].Table
+		return nil
+	})
+	return table
+}
+
+// serviceRule reports whether the node has `to cidr lookup main` at 1535.
+func (w *world) serviceRule(cidr netip.Prefix) bool {
+	found := false
+	w.inNode(func() error {
+		rules, err := netlink.RuleList(unix.AF_INET)
+		for _, r := range rules {
+			found = found || r.Priority == hostnet.PrioExternalService && r.Dst != nil && r.Dst.String() == cidr.String() &&
+				r.Table == unix.RT_TABLE_MAIN
+		}
+		return err
+	})
+	return found
+}
+
+// AWS_EXTERNAL_SERVICE_CIDRS: a pod on a secondary ENI reaches those CIDRs
+// through the main table (the primary ENI), every pass keeps the rule, and a
+// CIDR dropped from the knob loses it.
+func TestExternalServiceCIDRsGoThroughMain(t *testing.T) {
+	svc := netip.MustParsePrefix("100.100.0.0/24") // internetIP's
+	env := []string{"WARM_IP_TARGET=8", "AWS_EXTERNAL_SERVICE_CIDRS=" + svc.String()}
+	v := newVPCWorld(t, env...)
+	p, podIP := v.podOnSecondaryENI()
+	other := netip.MustParseAddr("100.102.0.1")
+	if got := v.w.routeTableFor(p, podIP, internetIP); got != unix.RT_TABLE_MAIN || !v.w.serviceRule(svc) {
+		t.Fatalf("to %s from a secondary-ENI pod: table %d (rule %v); want main", internetIP, got, v.w.serviceRule(svc))
+	}
+	if got := v.w.routeTableFor(p, podIP, other); got == unix.RT_TABLE_MAIN {
+		t.Fatalf("to %s (not a service CIDR): table main; want the ENI's", other)
+	}
+	v.w.inNode(func() error {
+		r := netlink.NewRule()
+		r.Family, r.Priority, r.Table = unix.AF_INET, hostnet.PrioExternalService, unix.RT_TABLE_MAIN
+		r.Dst = &net.IPNet{IP: svc.Addr().AsSlice(), Mask: net.CIDRMask(svc.Bits(), 32)}
+		return netlink.RuleDel(r) // another program deletes it
+	})
+	if v.doctorSaysRulesInPlace(t, env) {
+		t.Error("doctor says the rules are in place without the service rule")
+	}
+	v.w.reconcile(env...)
+	if !v.w.serviceRule(svc) || v.w.routeTableFor(p, podIP, internetIP) != unix.RT_TABLE_MAIN {
+		t.Fatal("the next pass did not repair the deleted service rule")
+	}
+	v.w.writeConfig(env[:1]) // the operator drops the knob
+	v.w.reconcile(env[:1]...)
+	if v.w.serviceRule(svc) || v.w.routeTableFor(p, podIP, internetIP) == unix.RT_TABLE_MAIN {
+		t.Fatal("the rule of a CIDR dropped from the knob is still there")
+	}
+}
