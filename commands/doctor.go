@@ -77,7 +77,7 @@ func diagnose(st *store.Store, in settings.Inputs, now time.Time) []Finding {
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
 	}
 	return []Finding{checkStore(st), checkLastReconcile(status, now), checkIntents(st, now), checkENIsReady(status),
-		checkGrowth(status), checkGarbage(st), checkNodeRules(status)}
+		checkGrowth(status), checkGarbage(st, in), checkNodeRules(status)}
 }
 
 // checkStore walks every page of the file (a damaged page is found even
@@ -151,8 +151,12 @@ func checkGrowth(s PoolStatus) Finding {
 }
 
 // checkGarbage is `vpcctl gc --dry-run`.
-func checkGarbage(st *store.Store) Finding {
-	rep, err := podgc.Run(st, podgc.Kernel{}, true, time.Now())
+func checkGarbage(st *store.Store, in settings.Inputs) Finding {
+	prefix, err := vethPrefix(in)
+	if err != nil {
+		return Finding{"host wiring", false, err.Error()}
+	}
+	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, true, time.Now())
 	if errors.Is(err, store.ErrNotInitialized) {
 		err = nil
 	}

@@ -13,6 +13,7 @@ import (
 	"vpc-cni/internal/awsnode"
 	"vpc-cni/netns"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -135,7 +136,11 @@ func migrate(ctx context.Context, r *reconcile.Runner, pods []awsnode.Pod, force
 	if err != nil {
 		return err
 	}
-	wired, err := netns.DiscoverPods()
+	prefix, err := vethPrefix(settings.Inputs{Env: r.Env, File: r.File})
+	if err != nil {
+		return err
+	}
+	wired, err := netns.DiscoverPodsWith(prefix)
 	if err != nil {
 		return fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}
@@ -153,7 +158,7 @@ func migrate(ctx context.Context, r *reconcile.Runner, pods []awsnode.Pod, force
 			out.ENIs++
 		}
 	}
-	m, err := planMigration(pods, wired, enis)
+	m, err := planMigration(pods, wired, enis, prefix)
 	out.Pods = sortedPods(m.pods)
 	if err != nil {
 		return asUsage(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/podgc"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
@@ -177,7 +178,15 @@ func logSummary(rep *reconcile.Report) {
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.
 func collectGarbage(c *cli.Context, st *store.Store) {
-	gc, err := runGC(st, false)
+	in, err := knobInputs(c)
+	prefix := ""
+	if err == nil {
+		prefix, err = vethPrefix(in)
+	}
+	gc := podgc.Report{}
+	if err == nil {
+		gc, err = runGC(st, prefix, false)
+	}
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc after reconcile: %v\n", err)
 		return

@@ -117,7 +117,11 @@ func rebuild(ctx context.Context, c *cli.Context, st *store.Store, in settings.I
 	case err != nil && !errors.Is(err, store.ErrDamaged) && !errors.Is(err, store.ErrNotInitialized) && !force:
 		return nil, fmt.Errorf("%w; use --force to move it aside and rebuild", err)
 	}
-	wired, err := netns.DiscoverPods()
+	prefix, err := vethPrefix(in) // the veths the plugin named with the knob
+	if err != nil {
+		return nil, err
+	}
+	wired, err := netns.DiscoverPodsWith(prefix)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}

@@ -3,12 +3,19 @@ package e2e
 import (
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"vpc-cni/hostnet"
+	"vpc-cni/netns"
+	"vpc-cni/store"
 )
 
 // routeTableFor is the table the node's kernel picks for a packet a pod
@@ -78,5 +85,60 @@ func TestExternalServiceCIDRsGoThroughMain(t *testing.T) {
 	v.w.reconcile(env[:1]...)
 	if v.w.serviceRule(svc) || v.w.routeTableFor(p, podIP, internetIP) == unix.RT_TABLE_MAIN {
 		t.Fatal("the rule of a CIDR dropped from the knob is still there")
+	}
+}
+
+// AWS_VPC_K8S_CNI_VETHPREFIX and POD_MTU: the plugin names the host veth with
+// the prefix and gives the pod's interface POD_MTU while the ENIs keep
+// AWS_VPC_ENI_MTU; gc finds a dead pod's veth by the prefix, and a rebuild
+// restores a live one's.
+func TestVethPrefixAndPodMTUAreFollowed(t *testing.T) {
+	env := []string{"AWS_VPC_K8S_CNI_VETHPREFIX=pod", "POD_MTU=1400", "AWS_VPC_ENI_MTU=9001"}
+	w := newWorld(t, worldOpts{env: env})
+	conf := mustJSON(t, w.conf(nil))
+	live, gone := w.newPod("live"), w.newPod("gone")
+	w.add(live, conf)
+	w.add(gone, conf)
+	veth := netns.HostVethNameWith("pod", live.namespace, live.name, live.id)
+	var vethMTU, podMTU int
+	w.inNode(func() error {
+		l, err := netlink.LinkByName(veth)
+		if err == nil {
+			vethMTU = l.Attrs().MTU
+		}
+		return err
+	})
+	_ = live.ns.Do(func(ns.NetNS) error {
+		l, err := netlink.LinkByName(live.ifname)
+		if err == nil {
+			podMTU = l.Attrs().MTU
+		}
+		return err
+	})
+	if !strings.HasPrefix(veth, "pod") || vethMTU != 1400 || podMTU != 1400 {
+		t.Fatalf("host veth %s MTU %d, pod side MTU %d; want the prefix and POD_MTU 1400 on both", veth, vethMTU, podMTU)
+	}
+	_ = gone.ns.Close()
+	if err := testutils.UnmountNS(gone.ns); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.vpcctl(nil, "gc"); r.err != nil {
+		t.Fatalf("vpcctl gc: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	var st netns.HostState
+	w.inNode(func() (err error) { st, err = netns.ListHostWith("pod"); return err })
+	if len(st.Veths) != 1 || st.Veths[0] != veth {
+		t.Fatalf("pod veths after gc: %v; want only %s", st.Veths, veth)
+	}
+	before := w.assignments()
+	if err := os.Remove(filepath.Join(w.stateDir, store.DBFile)); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.vpcctl(nil, "state", "rebuild", "--force", "-o", "json"); r.err != nil {
+		t.Fatalf("state rebuild: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	after := w.assignments()
+	if len(before) != 1 || len(after) != 1 || after[0].IP != before[0].IP || after[0].HostVeth != veth {
+		t.Fatalf("after rebuild %+v; want the live pod's %+v on %s", after, before, veth)
 	}
 }

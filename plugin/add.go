@@ -156,7 +156,7 @@ func (c *call) giveBack(a store.Assignment) {
 
 func (c *call) podWiring(a store.Assignment) netns.Pod {
 	return netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
-		MTU: c.cfg.MTU, IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
+		MTU: c.podMTU(), IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
 }
 
 // print writes the result in the configuration's CNI version, as
