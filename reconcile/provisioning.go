@@ -157,6 +157,10 @@ func (g gatedCloud) LeakedENIs(context.Context, string, time.Duration, time.Time
 	return nil, g.refuse("DescribeNetworkInterfaces")
 }
 
+func (g gatedCloud) TagENI(context.Context, string, map[string]string) error {
+	return g.refuse("CreateTags")
+}
+
 func (g gatedCloud) SetENIGroups(context.Context, string, []string) error {
 	return g.refuse("ModifyNetworkInterfaceAttribute")
 }

@@ -121,6 +121,9 @@ type Cloud interface {
 	// ModifyNetworkInterfaceAttribute). Idempotent: setting the groups an ENI
 	// already has changes nothing.
 	SetENIGroups(ctx context.Context, eniID string, groups []string) error
+	// TagENI sets tags on an ENI (one CreateTags); existing keys are
+	// overwritten, others kept. Idempotent. No call for no tags.
+	TagENI(ctx context.Context, eniID string, tags map[string]string) error
 }
 
 var _ Cloud = (*cloud.Client)(nil)
@@ -254,6 +257,7 @@ func (p *pass) run(ctx context.Context) error {
 	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)
+		p.addENITags(ctx, truth)
 	}
 	steps, err := p.mergeAndPlan(ctx, truth, p.opts.GrowOnly)
 	if err != nil || p.opts.DryRun {
