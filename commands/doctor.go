@@ -142,6 +142,8 @@ func checkENIsReady(s PoolStatus) Finding {
 
 func checkGrowth(s PoolStatus) Finding {
 	switch {
+	case s.NoProvisioning != "": // the operator's choice, not a fault
+		return Finding{"growth", true, fmt.Sprintf("off (%s): %d free", s.NoProvisioning, s.Figures.Free)}
 	case s.GrowBlocked != "":
 		return Finding{"growth", false, "blocked " + s.GrowBlocked}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:

@@ -19,24 +19,27 @@ import (
 // stable and camelCase, durations are strings ("30s"), lists are never null
 // and unset times are left out.
 type PoolStatus struct {
-	Initialized   bool             `json:"initialized"`
-	StateDir      string           `json:"stateDir"`
-	ConfigFile    string           `json:"configFile"`
-	Node          *NodeStatus      `json:"node,omitempty"`
-	Knobs         []KnobStatus     `json:"knobs"`
-	Figures       pool.Figures     `json:"figures"`
-	Pending       []pool.Action    `json:"pending"` // what the next reconcile would do
-	Excess        *ExcessStatus    `json:"excess,omitempty"`
-	Shortfall     *ShortfallStatus `json:"shortfall,omitempty"`
-	ENIs          []ENIStatus      `json:"enis"`
-	Assignments   int              `json:"assignments"`
-	Pods          []PodStatus      `json:"pods"` // who holds each assigned address
-	Intents       int              `json:"intentsInFlight"`
-	GrowBlocked   string           `json:"growBlocked,omitempty"`
-	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
-	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
-	EC2Reads      *EC2Reads        `json:"ec2Reads,omitempty"`
-	NodeRules     *NodeRulesState  `json:"nodeRules,omitempty"`
+	Initialized bool             `json:"initialized"`
+	StateDir    string           `json:"stateDir"`
+	ConfigFile  string           `json:"configFile"`
+	Node        *NodeStatus      `json:"node,omitempty"`
+	Knobs       []KnobStatus     `json:"knobs"`
+	Figures     pool.Figures     `json:"figures"`
+	Pending     []pool.Action    `json:"pending"` // what the next reconcile would do
+	Excess      *ExcessStatus    `json:"excess,omitempty"`
+	Shortfall   *ShortfallStatus `json:"shortfall,omitempty"`
+	ENIs        []ENIStatus      `json:"enis"`
+	Assignments int              `json:"assignments"`
+	Pods        []PodStatus      `json:"pods"` // who holds each assigned address
+	Intents     int              `json:"intentsInFlight"`
+	GrowBlocked string           `json:"growBlocked,omitempty"`
+	// NoProvisioning: why the pool never grows or shrinks (the operator's
+	// DISABLE_NETWORK_RESOURCE_PROVISIONING or ENABLE_IMDS_ONLY_MODE).
+	NoProvisioning string          `json:"noProvisioning,omitempty"`
+	NoPrefixes     string          `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
+	LastReconcile  *LastPass       `json:"lastReconcile,omitempty"`
+	EC2Reads       *EC2Reads       `json:"ec2Reads,omitempty"`
+	NodeRules      *NodeRulesState `json:"nodeRules,omitempty"`
 }
 
 // ENIStatus is one ENI with counts per address state.
@@ -174,7 +177,7 @@ func loadStatus(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus,
 		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
 	}
 	if why := reconcile.NoProvisioning(cfg); why != "" {
-		s.GrowBlocked = "always: " + why // the pass plans no action
+		s.NoProvisioning = why // the pass plans no action
 	} else {
 		s.Pending = append(s.Pending, plan.Actions...)
 	}

@@ -23,6 +23,9 @@ func statusTable(t *table, s PoolStatus) {
 	if r := s.NodeRules; r != nil {
 		t.row("NODE RULES", yesNo(r.InPlace)+": "+r.Detail)
 	}
+	if s.NoProvisioning != "" {
+		t.row("GROWTH", "off: "+s.NoProvisioning)
+	}
 	if s.GrowBlocked != "" {
 		t.row("GROWTH BLOCKED", s.GrowBlocked)
 	}

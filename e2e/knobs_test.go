@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
@@ -140,5 +141,33 @@ func TestVethPrefixAndPodMTUAreFollowed(t *testing.T) {
 	after := w.assignments()
 	if len(before) != 1 || len(after) != 1 || after[0].IP != before[0].IP || after[0].HostVeth != veth {
 		t.Fatalf("after rebuild %+v; want the live pod's %+v on %s", after, before, veth)
+	}
+}
+
+// DISABLE_NETWORK_RESOURCE_PROVISIONING: pods use what is attached; the ADD
+// that finds the pool empty fails saying why (its inline grow changes
+// nothing), STATUS says so, pool status names the knob, and the emulator saw
+// no mutating call.
+func TestDisabledProvisioningThroughThePlugin(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.small"})
+	knob := "DISABLE_NETWORK_RESOURCE_PROVISIONING=true"
+	w.writeConfig([]string{knob})
+	w.sim.ResetCounters()
+	conf := mustJSON(t, w.conf(nil))
+	w.fillPrimary(conf)
+	e := cniError(t, w.cni("ADD", w.newPod("more"), conf))
+	if e.Code != types.ErrTryAgainLater || !strings.Contains(e.Msg, "DISABLE_NETWORK_RESOURCE_PROVISIONING") {
+		t.Errorf("ADD on an empty pool: code %d %q; want 11 naming the knob", e.Code, e.Msg)
+	}
+	expectStatus(t, w.runtime(conflist(w.conf(nil))), types.ErrPluginNotAvailable, "provisioning off, pool empty")
+	w.reconcile()
+	r := w.vpcctl(nil, "pool", "status", "-o", "json")
+	if r.err != nil || !strings.Contains(string(r.stdout), `"noProvisioning"`) {
+		t.Errorf("pool status does not say why the pool does not grow (%v): %s", r.err, r.stdout)
+	}
+	for action, n := range w.sim.Counters() {
+		if !strings.HasPrefix(action, "IMDS") && !strings.HasPrefix(action, "Describe") && n > 0 {
+			t.Errorf("%d %s calls with provisioning disabled", n, action)
+		}
 	}
 }
