@@ -25,7 +25,9 @@ type ENIInfo struct {
 	Prefixes                                      []netip.Prefix // ascending
 	Tags                                          map[string]string
 	SecurityGroups                                []string
-	CreatedAt                                     time.Time // from TagCreatedAt; zero if absent
+	CreatedAt                                     time.Time      // from TagCreatedAt; zero if absent
+	IPv6s                                         []netip.Addr   // ipv6AddressesSet: /128s, ascending
+	IPv6Prefixes                                  []netip.Prefix // ipv6PrefixSet: /80s, ascending
 }
 
 // Blocks is the ENI's assignable blocks as pool sees them: every secondary
@@ -130,6 +132,7 @@ func eniInfo(ni types.NetworkInterface) ENIInfo {
 	sort.Slice(e.Secondary, func(i, j int) bool { return e.Secondary[i].Less(e.Secondary[j]) })
 	sort.Slice(e.Prefixes, func(i, j int) bool { return e.Prefixes[i].Addr().Less(e.Prefixes[j].Addr()) })
 	e.CreatedAt, _ = time.Parse(time.RFC3339, e.Tags[TagCreatedAt])
+	e.IPv6s, e.IPv6Prefixes = eniIPv6(ni)
 	return e
 }
 

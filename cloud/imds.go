@@ -34,6 +34,11 @@ type IMDSInterface struct {
 	DeviceIndex int
 	IPv4s       []netip.Addr // the ENI's primary address first
 	Prefixes    []netip.Prefix
+	// Read by AttachedInterfacesIPv6 only (AttachedInterfaces leaves them
+	// empty): ipv6s, ipv6-prefix, subnet-ipv6-cidr-blocks.
+	IPv6s          []netip.Addr   // ascending as IMDS lists them; /128s only
+	IPv6Prefixes   []netip.Prefix // the ENI's /80s
+	SubnetIPv6CIDR netip.Prefix   // invalid when the subnet has no IPv6 CIDR
 }
 
 // imdsReader reads metadata paths, remembering the first failure so a
@@ -159,6 +164,10 @@ func (c *Client) regionOf(ctx context.Context, r *imdsReader, az string) string 
 // AttachedInterfaces lists the ENIs IMDS shows as attached, by device index.
 // An ENI that vanishes while it is being read is left out.
 func (c *Client) AttachedInterfaces(ctx context.Context) ([]IMDSInterface, error) {
+	return c.attachedInterfaces(ctx, false)
+}
+
+func (c *Client) attachedInterfaces(ctx context.Context, v6 bool) ([]IMDSInterface, error) {
 	md, err := c.metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -181,7 +190,7 @@ func (c *Client) AttachedInterfaces(ctx context.Context) ([]IMDSInterface, error
 	for i, mac := range macs {
 		wg.Go(func() {
 			ri := &imdsReader{ctx: ctx, md: md, url: u}
-			iface, ok, err := readInterface(ri, strings.TrimSuffix(mac, "/"))
+			iface, ok, err := readInterface(ri, strings.TrimSuffix(mac, "/"), v6)
 			reads[i] = read{iface, ok, cmp.Or(err, ri.err)}
 		})
 	}
@@ -199,7 +208,7 @@ func (c *Client) AttachedInterfaces(ctx context.Context) ([]IMDSInterface, error
 	return out, nil
 }
 
-func readInterface(r *imdsReader, mac string) (IMDSInterface, bool, error) {
+func readInterface(r *imdsReader, mac string, v6 bool) (IMDSInterface, bool, error) {
 	base := "network/interfaces/macs/" + mac + "/"
 	iface := IMDSInterface{MAC: mac, ENIID: r.get(base + "interface-id")}
 	dev := r.get(base + "device-number")
@@ -225,6 +234,9 @@ func readInterface(r *imdsReader, mac string) (IMDSInterface, bool, error) {
 		p, err := netip.ParsePrefix(s)
 		r.parsed(base+"ipv4-prefix", err)
 		iface.Prefixes = append(iface.Prefixes, p)
+	}
+	if v6 {
+		readInterfaceIPv6(r, base, &iface)
 	}
 	return iface, r.err == nil, r.err
 }

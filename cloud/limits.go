@@ -82,6 +82,7 @@ type Subnet struct {
 	CIDR          netip.Prefix
 	Available     int // AvailableIpAddressCount
 	Tags          map[string]string
+	IPv6CIDRs     []netip.Prefix // the associated IPv6 /64 (EC2 allows one); empty: IPv4-only subnet
 }
 
 // Subnet describes one subnet (its CIDR and free address count).
@@ -104,5 +105,6 @@ func (c *Client) Subnet(ctx context.Context, subnetID string) (Subnet, error) {
 	return Subnet{
 		ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone),
 		CIDR: cidr, Available: int(aws.ToInt32(s.AvailableIpAddressCount)), Tags: tagMap(s.Tags),
+		IPv6CIDRs: subnetIPv6(s),
 	}, nil
 }

@@ -77,6 +77,7 @@ func (c *Client) subnets(ctx context.Context, filters ...types.Filter) ([]Subnet
 		subnets = append(subnets, Subnet{
 			ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone),
 			CIDR: cidr, Available: int(aws.ToInt32(s.AvailableIpAddressCount)), Tags: tagMap(s.Tags),
+			IPv6CIDRs: subnetIPv6(s),
 		})
 	}
 	slices.SortFunc(subnets, func(a, b Subnet) int { return cmp.Or(b.Available-a.Available, cmp.Compare(a.ID, b.ID)) })

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,9 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
-	"github.com/containernetworking/plugins/pkg/testutils"
 
 	"vpc-cni/internal/damage"
+	"vpc-cni/internal/testenv"
 	"vpc-cni/store"
 )
 
@@ -95,16 +94,11 @@ func pluginCall(t *testing.T, env []string, dir, verb string) (int, string) {
 	netnsPath, containerID := "/nonexistent/netns", fmt.Sprintf("%064d", 0)
 	if verb == "ADD" {
 		containerID = strings.Repeat("a", 64)
-		if os.Geteuid() != 0 {
+		if !testenv.IsRoot() {
 			t.Logf("%s skipped: needs root for a network namespace", verb)
 			return int(types.ErrIOFailure), "state file damaged; vpcctl doctor"
 		}
-		ns, err := testutils.NewNS()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ns.Close(); _ = testutils.UnmountNS(ns) })
-		netnsPath = ns.Path()
+		netnsPath = testenv.NewNetNS(t).Path()
 	}
 	conf := fmt.Sprintf(`{"cniVersion":"1.1.0","name":"vpc","type":"vpc-cni","stateDir":%q,"logFile":%q,"inlineGrow":false,"backgroundReconcile":false}`,
 		dir, filepath.Join(t.TempDir(), "plugin.log"))

@@ -11,7 +11,6 @@ import (
 
 	"vpc-cni/deploy"
 	"vpc-cni/internal/simtest"
-	"vpc-cni/store"
 )
 
 // treeOf is the files a --root tree holds, by host path: mode and mtime.
@@ -206,25 +205,5 @@ func TestUninstall(t *testing.T) {
 	}
 	if tree := treeOf(t, root); len(tree) != 0 {
 		t.Errorf("--purge left %v", tree)
-	}
-}
-
-// The shipped conflist is what install writes with both chained plugins present.
-func TestShippedConflistIsWhatInstallWrites(t *testing.T) {
-	in := &installer{stateDir: store.DefaultDir, config: "/etc/vpc-cni/config"}
-	got, _ := in.conflistFor(nil, func(string) bool { return true })
-	shipped, err := os.ReadFile("../deploy/10-vpc-cni.conflist")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b any
-	if err := json.Unmarshal(got, &a); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(shipped, &b); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Errorf("deploy/10-vpc-cni.conflist differs from install's:\n%s", got)
 	}
 }

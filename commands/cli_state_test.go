@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"vpc-cni/internal/testenv"
 )
 
 // A state dir that cannot be made exits 1 and names the path.
@@ -21,7 +23,7 @@ func TestUnwritableStateDirExit1(t *testing.T) {
 	dir := filepath.Join(file, "state")
 	vpc(t, nil, "--state-dir", dir, "pool", "status").want(t, 1, dir)
 	vpc(t, nil, "--state-dir", dir, "reconcile").want(t, 1, dir)
-	if os.Geteuid() != 0 { // root writes through permissions
+	if !testenv.IsRoot() { // root writes through permissions
 		ro := filepath.Join(t.TempDir(), "ro")
 		if err := os.Mkdir(ro, 0o500); err != nil {
 			t.Fatal(err)

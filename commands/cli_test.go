@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/simtest"
 )
 
 // vpcctl is the binary under test, built once by TestMain.
@@ -117,12 +118,5 @@ func with(env []string, kv ...string) []string {
 	return append(out, kv...)
 }
 
-func simHeld(sim *ec2sim.Sim) (enis, addrs int) {
-	for _, e := range sim.State().ENIs {
-		if e.DeviceIndex >= 0 {
-			enis++
-			addrs += len(e.Secondary) + 16*len(e.Prefixes)
-		}
-	}
-	return enis, addrs
-}
+// simHeld counts the emulated node's attached ENIs and pod addresses in EC2.
+var simHeld = simtest.Held

@@ -85,6 +85,79 @@ func openStateReadOnly(c *cli.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// openMode is how a command opens the state.
+type openMode int
+
+const (
+	readOnly openMode = iota // creates and writes nothing
+	writable                 // creates the state dir on first use
+	lazy                     // the directory only: the file may be damaged
+)
+
+// session is where a command that reads the node starts: its -o format,
+// the knobs' inputs (environment and file) and the state, opened as the
+// command needs it.
+type session struct {
+	format string
+	in     settings.Inputs
+	st     *store.Store
+}
+
+// start is the shared preamble: the -o format checked, then the knobs'
+// inputs read, then the state opened; the first problem ends it.
+func start(c *cli.Context, mode openMode) (session, error) {
+	f, err := format(c)
+	if err != nil {
+		return session{}, err
+	}
+	s, err := openSession(c, mode)
+	s.format = f
+	return s, err
+}
+
+// openSession is start without -o: for commands that have none (metrics)
+// or their own formats (reconcile's summary).
+func openSession(c *cli.Context, mode openMode) (session, error) {
+	in, err := knobInputs(c)
+	if err != nil {
+		return session{}, err
+	}
+	st, err := openState(c, mode)
+	return session{in: in, st: st}, err
+}
+
+func openState(c *cli.Context, mode openMode) (*store.Store, error) {
+	switch mode {
+	case readOnly:
+		return openStateReadOnly(c)
+	case lazy:
+		dir := stateDir(c)
+		st, err := store.Open(dir, store.Options{Lazy: true})
+		if err != nil {
+			return nil, fmt.Errorf("state dir %s: %w", dir, err)
+		}
+		return st, nil
+	}
+	return openStore(c)
+}
+
+// exclusive bounds a command that rewrites the node (state rebuild,
+// migrate) by its --timeout and takes the reconcile lock, waiting up to that
+// timeout; release undoes both.
+func exclusive(c *cli.Context, st *store.Store) (ctx context.Context, release func(), err error) {
+	timeout := c.Duration("timeout")
+	ctx, cancel := passContext(c.Context, timeout)
+	unlock, held, err := st.LockReconcile(true, timeout)
+	if err == nil && !held {
+		err = errors.New("held too long by another process")
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("taking the reconcile lock %s: %v", st.ReconcileLockPath(), err)
+	}
+	return ctx, func() { unlock(); cancel() }, nil
+}
+
 // configFlag names the configuration file every vpc-cni process reads.
 func configFlag() cli.Flag {
 	return &cli.StringFlag{
@@ -107,6 +180,15 @@ func knobInputs(c *cli.Context) (settings.Inputs, error) {
 // newRunner wires a reconcile runner to the real EC2, IMDS and kernel.
 func newRunner(ctx context.Context, st *store.Store, in settings.Inputs) (*reconcile.Runner, error) {
 	return reconcile.NewRunner(ctx, st, in, "vpc-cni/"+buildVersion)
+}
+
+// runnerFor is newRunner with its error classified, for the features that
+// make the runner when they need it.
+func runnerFor(ctx context.Context, st *store.Store, in settings.Inputs) func() (*reconcile.Runner, error) {
+	return func() (*reconcile.Runner, error) {
+		r, err := newRunner(ctx, st, in)
+		return r, classifyRunError(ctx, err)
+	}
 }
 
 // warnChanges says on stderr which knobs this command's environment makes
@@ -159,9 +241,9 @@ func classifyRunError(ctx context.Context, err error) error {
 // plugin names pods' host veths with it, and gc, rebuild, migrate and doctor
 // find them by it.
 func vethPrefix(in settings.Inputs) (string, error) {
-	e, err := settings.Resolve(settings.Overrides{}, in)
+	prefix, err := settings.VethPrefixOf(in)
 	if err != nil {
 		return "", asUsage(err)
 	}
-	return e.VethPrefix, nil
+	return prefix, nil
 }

@@ -1,9 +1,6 @@
 package commands
 
-import (
-	"errors"
-	"fmt"
-)
+import "vpc-cni/internal/usage"
 
 // Exit codes scripts can rely on.
 const (
@@ -12,29 +9,17 @@ const (
 	ExitUsage   = 2 // bad usage or configuration
 )
 
-// usageError marks an error as the caller's mistake (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-func asUsage(err error) error {
-	if err == nil {
-		return nil
-	}
-	return usageError{err}
-}
+// usagef and asUsage mark the caller's mistakes (exit 2).
+var (
+	usagef  = usage.Errorf
+	asUsage = usage.Wrap
+)
 
 func exitCode(err error) int {
-	if err == nil {
+	switch {
+	case err == nil:
 		return ExitOK
-	}
-	var u usageError
-	if errors.As(err, &u) {
+	case usage.Is(err):
 		return ExitUsage
 	}
 	return ExitFailure

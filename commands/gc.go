@@ -10,6 +10,8 @@ import (
 
 	"vpc-cni/podgc"
 	"vpc-cni/store"
+
+	"vpc-cni/internal/printers"
 )
 
 func gcCommand() *cli.Command {
@@ -51,7 +53,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := render(c, rep, func(t *table) { gcRows(t, rep, c.Bool("dry-run")) }); err != nil {
+			if err := render(c, rep, func(t *printers.Table) { gcRows(t, rep, c.Bool("dry-run")) }); err != nil {
 				return err
 			}
 			if len(rep.Failed) > 0 {
@@ -71,21 +73,21 @@ func runGC(st *store.Store, prefix string, dryRun bool) (podgc.Report, error) {
 	return rep, err
 }
 
-func gcRows(t *table, rep podgc.Report, dryRun bool) {
+func gcRows(t *printers.Table, rep podgc.Report, dryRun bool) {
 	verb := "REMOVED"
 	if dryRun {
 		verb = "WOULD REMOVE"
 	}
 	if len(rep.Released) == 0 && len(rep.Leftovers) == 0 {
-		t.row("GC", "nothing to collect")
+		t.Row("GC", "nothing to collect")
 	}
 	for _, r := range rep.Released {
-		t.row(verb, "assignment "+r)
+		t.Row(verb, "assignment "+r)
 	}
 	for _, l := range rep.Leftovers {
-		t.row(verb, l)
+		t.Row(verb, l)
 	}
 	for _, f := range rep.Failed {
-		t.row("FAILED", f)
+		t.Row("FAILED", f)
 	}
 }

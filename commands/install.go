@@ -1,28 +1,19 @@
 package commands
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"vpc-cni/install"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
 )
 
-// Where an installed node keeps its files, as the host sees them (--root is
-// prepended only when vpcctl touches them, never in what it writes).
-const (
-	defaultCNIBinDir  = "/opt/cni/bin"
-	defaultCNIConfDir = "/etc/cni/net.d"
-	defaultBinDir     = "/usr/local/bin"
-	cliPath           = defaultBinDir + "/vpcctl" // as the shipped service runs it
-	unitDir           = "/etc/systemd/system"
-	serviceName       = "vpc-cni-reconcile.service"
-	timerName         = "vpc-cni-reconcile.timer"
-	cronPath          = "/etc/cron.d/vpc-cni"
-	conflistName      = "10-vpc-cni.conflist"
-	logDir            = "/var/log/vpc-cni"
-)
+const defaultInstallTimeout = 2 * time.Minute
 
 func installCommand() *cli.Command {
 	return &cli.Command{
@@ -47,11 +38,9 @@ Examples:
 		),
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			in, err := newInstaller(c)
-			if err != nil {
-				return err
-			}
-			return in.install(c)
+			rep, err := install.Install(layout(c), install.Options{Timer: c.String("timer"), Sets: c.StringSlice("set"),
+				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c)}, c.App.Writer)
+			return summarise(c, rep, err)
 		},
 	}
 }
@@ -61,69 +50,75 @@ func layoutFlags() []cli.Flag {
 	return []cli.Flag{
 		stateDirFlag(),
 		&cli.StringFlag{Name: "root", Value: "/", Usage: "install into this directory tree (tests, a container with the host at /host); systemctl is then skipped"},
-		&cli.StringFlag{Name: "cni-bin-dir", Value: defaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
-		&cli.StringFlag{Name: "cni-conf-dir", Value: defaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
-		&cli.StringFlag{Name: "bin-dir", Value: defaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},
+		&cli.StringFlag{Name: "cni-bin-dir", Value: install.DefaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
+		&cli.StringFlag{Name: "cni-conf-dir", Value: install.DefaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
+		&cli.StringFlag{Name: "bin-dir", Value: install.DefaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},
 	}
 }
 
-// installer carries one install or uninstall run: where, and what changed.
-type installer struct {
-	out      io.Writer
-	root     string
-	cniBin   string // host paths
-	cniConf  string
-	binDir   string
-	config   string
-	stateDir string
-	changed  int
+func uninstallCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "uninstall",
+		Usage: "undo vpcctl install, conflist first; the configuration and the state stay unless --purge",
+		Description: `Removes the conflist first (the runtime then stops sending pods here), stops and removes
+the timer (or cron file), then the plugin and CLI binaries. The configuration file and the state
+directory stay, as a Debian package's configuration does, unless --purge; the ENIs and addresses
+stay attached in EC2 (they go with the instance, or a later install adopts them).
+Exit codes: 0 done, 1 a step failed, 2 bad usage.
+
+Examples:
+   vpcctl uninstall
+   vpcctl uninstall --purge --root /host`,
+		Flags: append(layoutFlags(),
+			&cli.BoolFlag{Name: "purge", Usage: "also remove the configuration file, the state directory and the logs"},
+		),
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			rep, err := install.Uninstall(layout(c), c.Bool("purge"), c.App.Writer)
+			return summarise(c, rep, err)
+		},
+	}
 }
 
-func newInstaller(c *cli.Context) (*installer, error) {
-	root, err := filepath.Abs(c.String("root"))
-	if err != nil {
-		return nil, usagef("--root %q: %v", c.String("root"), err)
+// layout is where the layout flags put the files.
+func layout(c *cli.Context) install.Layout {
+	return install.Layout{Root: c.String("root"), CNIBin: c.String("cni-bin-dir"), CNIConf: c.String("cni-conf-dir"),
+		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c)}
+}
+
+// summarise ends a successful run with one line saying whether anything changed.
+func summarise(c *cli.Context, rep install.Report, err error) error {
+	if err == nil {
+		fmt.Fprintln(c.App.Writer, rep.Summary())
 	}
-	in := &installer{out: c.App.Writer, root: root, cniBin: c.String("cni-bin-dir"),
-		cniConf: c.String("cni-conf-dir"), binDir: c.String("bin-dir"), config: c.String("config"), stateDir: stateDir(c)}
-	for _, p := range []struct{ flag, path string }{{"--cni-bin-dir", in.cniBin}, {"--cni-conf-dir", in.cniConf}, {"--bin-dir", in.binDir},
-		{"--config", in.config}, {"--state-dir", in.stateDir}} {
-		if !filepath.IsAbs(p.path) {
-			return nil, usagef("%s %q: must be an absolute path (as the host sees it; --root is prepended)", p.flag, p.path)
+	return err
+}
+
+// installPass is install's first reconcile: under the lock, bounded by
+// --timeout; a failure keeps the conflist unwritten.
+func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pass, error) {
+	return func(st *store.Store, knobs settings.Inputs) (install.Pass, error) {
+		timeout := c.Duration("timeout")
+		ctx, cancel := passContext(c.Context, timeout)
+		defer cancel()
+		unlock, _, err := st.LockReconcile(true, timeout)
+		if err != nil {
+			return install.Pass{}, fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
 		}
+		rep, err := reconcileOnce(ctx, st, knobs)
+		unlock()
+		if err != nil {
+			return install.Pass{}, fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; "+
+				"fix it and run vpcctl install again", classifyRunError(ctx, err))
+		}
+		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: acted(rep)}, nil
 	}
-	return in, nil
 }
 
-// at is where vpcctl touches a host path: under --root.
-// cli is where vpcctl is installed, as the host sees it.
-func (in *installer) cli() string { return filepath.Join(in.binDir, "vpcctl") }
-
-func (in *installer) at(hostPath string) string { return filepath.Join(in.root, hostPath) }
-
-// underRoot says whether the files are not the running system's.
-func (in *installer) underRoot() bool { return in.root != "/" }
-
-func (in *installer) say(format string, args ...any) { fmt.Fprintf(in.out, format+"\n", args...) }
-
-// sum ends a run with one line saying whether anything changed.
-func (in *installer) sum(verb string) {
-	if in.changed == 0 {
-		in.say("nothing changed: already %s", verb)
-		return
-	}
-	in.say("%s: %d change(s)", verb, in.changed)
-}
-
-// executable is the running binary's bytes: what install copies.
-func executable() ([]byte, error) {
-	self, err := os.Executable()
+func reconcileOnce(ctx context.Context, st *store.Store, knobs settings.Inputs) (*reconcile.Report, error) {
+	runner, err := newRunner(ctx, st, knobs)
 	if err != nil {
-		return nil, fmt.Errorf("finding the running binary: %w", err)
+		return nil, err
 	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		return nil, fmt.Errorf("reading the running binary: %w", err)
-	}
-	return data, nil
+	return runner.Run(ctx, reconcile.Options{})
 }

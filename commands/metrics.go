@@ -1,14 +1,13 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/metrics"
-	"vpc-cni/settings"
+	"vpc-cni/status"
 	"vpc-cni/store"
 )
 
@@ -28,15 +27,11 @@ func metricsCommand() *cli.Command {
 		Flags:  []cli.Flag{stateDirFlag(), &cli.StringFlag{Name: "file", Usage: "replace this file atomically instead of printing"}},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			knobs, err := knobInputs(c)
+			s, err := openSession(c, readOnly)
 			if err != nil {
 				return err
 			}
-			st, err := openStateReadOnly(c)
-			if err != nil {
-				return err
-			}
-			in, err := metricsInput(st, knobs, time.Now())
+			in, err := status.MetricsInput(s.st, s.in, time.Now())
 			if err != nil {
 				return err
 			}
@@ -48,28 +43,6 @@ func metricsCommand() *cli.Command {
 	}
 }
 
-// metricsInput gathers the pool status and the store's counters.
-func metricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metrics.Input, error) {
-	status, err := loadStatus(st, knobs, now)
-	if err != nil {
-		return metrics.Input{}, err
-	}
-	in := metrics.Input{Figures: status.Figures, Assignments: status.Assignments, Intents: status.Intents,
-		GrowBlocked: status.GrowBlocked != "", Counters: map[string]int64{}}
-	for _, e := range status.ENIs {
-		in.ENIs = append(in.ENIs, metrics.ENI{ID: e.ID, DeviceIndex: e.DeviceIndex, Free: e.Free,
-			Cooling: e.Cooling, Assigned: e.Assigned, Releasing: e.Releasing})
-	}
-	if r := status.LastReconcile; r != nil {
-		in.LastReconcile, in.LastDuration, in.LastCalls, in.LastFailed = r.Time, time.Duration(r.Duration), r.Calls, r.Error != ""
-	}
-	err = st.View(func(tx *store.Tx) (err error) { in.Counters, err = tx.Counters(); return err })
-	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
-		return in, err
-	}
-	return in, nil
-}
-
 // writeMetricsAfterPass refreshes the metrics file; a failure is reported, not fatal.
 func writeMetricsAfterPass(c *cli.Context, st *store.Store) {
 	path := c.String("metrics-file")
@@ -79,7 +52,7 @@ func writeMetricsAfterPass(c *cli.Context, st *store.Store) {
 	knobs, err := knobInputs(c)
 	var in metrics.Input
 	if err == nil {
-		in, err = metricsInput(st, knobs, time.Now())
+		in, err = status.MetricsInput(st, knobs, time.Now())
 	}
 	if err == nil {
 		err = metrics.WriteFile(path, in)

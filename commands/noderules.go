@@ -7,46 +7,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/hostnet"
-	"vpc-cni/reconcile"
-	"vpc-cni/settings"
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 	"vpc-cni/store"
 )
-
-// NodeRulesState is whether the node-level rules match the configuration.
-type NodeRulesState struct {
-	InPlace bool   `json:"inPlace"`
-	Detail  string `json:"detail"`
-	hostnet.Status
-}
-
-// nodeRulesState checks the rules (read-only) for the learnt node.
-func nodeRulesState(node store.Node, in settings.Inputs) NodeRulesState {
-	cfg, err := reconcile.NodeRulesConfig(node, in)
-	if err != nil {
-		return NodeRulesState{Detail: err.Error()}
-	}
-	if cfg.PrimaryIf == "" {
-		return NodeRulesState{InPlace: true, Detail: "not managed here: no link has the primary ENI's MAC " + node.PrimaryMAC}
-	}
-	st, err := hostnet.Check(cfg)
-	if err != nil {
-		return NodeRulesState{Detail: err.Error(), Status: st}
-	}
-	s := NodeRulesState{InPlace: st.InPlace(), Status: st, Detail: st.Wanted}
-	if !s.InPlace {
-		s.Detail = fmt.Sprintf("not in place (table %s, fwmark rule %s, rp_filter %q); the next 'vpcctl reconcile' repairs them; wanted: %s",
-			yesNo(st.Table), yesNo(st.Fwmark), st.RPFilter, st.Wanted)
-	}
-	return s
-}
-
-func checkNodeRules(s PoolStatus) Finding {
-	r := s.NodeRules
-	if r == nil {
-		return Finding{"node rules", false, "node not learnt"}
-	}
-	return Finding{"node rules", r.InPlace, r.Detail}
-}
 
 func nodeRulesCommand() *cli.Command {
 	return &cli.Command{
@@ -65,8 +29,11 @@ func nodeRulesCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				s := nodeRulesState(node, in)
-				if err := render(c, s, func(t *table) { t.row("IN PLACE", yesNo(s.InPlace)); t.row("DETAIL", s.Detail) }); err != nil {
+				s := status.NodeRules(node, in)
+				if err := render(c, s, func(t *printers.Table) {
+					t.Row("IN PLACE", printers.YesNo(s.InPlace))
+					t.Row("DETAIL", s.Detail)
+				}); err != nil {
 					return err
 				}
 				if !s.InPlace {
@@ -99,11 +66,5 @@ func learntNode(c *cli.Context) (store.Node, error) {
 	if err != nil {
 		return store.Node{}, err
 	}
-	var node store.Node
-	var known bool
-	err = st.View(func(tx *store.Tx) (err error) { node, known, err = tx.Node(); return err })
-	if err == nil && !known || errors.Is(err, store.ErrNotInitialized) {
-		return node, fmt.Errorf("no reconcile has run in %s yet; run 'vpcctl reconcile' first", st.Dir())
-	}
-	return node, err
+	return status.LearntNode(st)
 }

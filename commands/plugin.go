@@ -11,7 +11,7 @@ import (
 const PluginName = plugin.Name
 
 // cniVersions are the CNI spec versions the plugin speaks.
-var cniVersions = []string{"0.4.0", "1.0.0", "1.1.0"}
+var cniVersions = plugin.CNIVersions()
 
 // PluginMain runs the CNI plugin: skel reads CNI_COMMAND and stdin, calls the
 // verb and prints the result or the error JSON on stdout.

@@ -10,6 +10,9 @@ import (
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 )
 
 func poolCommand() *cli.Command {
@@ -72,15 +75,11 @@ func poolWarm(c *cli.Context) error {
 	if given.Empty() && !c.Bool("reset") {
 		return usagef("pool warm: give at least one of --ip-target, --min-ip-target, --eni-target, --prefix-target, or --reset")
 	}
-	in, err := knobInputs(c)
+	s, err := openSession(c, writable)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(c)
-	if err != nil {
-		return err
-	}
-	eff, err := persistOverrides(st, in, given, c.Bool("reset"))
+	eff, err := persistOverrides(s.st, s.in, given, c.Bool("reset"))
 	if err != nil {
 		return err
 	}
@@ -91,25 +90,30 @@ func poolWarm(c *cli.Context) error {
 				"but reconciling now failed: %w", describeOverrides(given, c.Bool("reset")), err)
 		}
 	}
-	status, err := loadStatus(st, in, time.Now())
+	view, err := status.Load(s.st, s.in, time.Now())
 	if err != nil {
 		return err
 	}
+	return renderWarm(c, eff, rep, view)
+}
+
+// renderWarm shows the knobs saved, the pass run, and the pool after it.
+func renderWarm(c *cli.Context, eff settings.Effective, rep *reconcile.Report, view status.PoolStatus) error {
 	out := struct {
 		Knobs     []settings.Value  `json:"knobs"`
 		Reconcile *reconcile.Report `json:"reconcile,omitempty"`
-		Pool      PoolStatus        `json:"pool"`
-	}{eff.Values, rep, status}
-	return render(c, out, func(t *table) {
+		Pool      status.PoolStatus `json:"pool"`
+	}{eff.Values, rep, view}
+	return render(c, out, func(t *printers.Table) {
 		if rep != nil {
 			reportRows(t, rep)
-			t.blank()
+			t.Blank()
 		}
-		if status.Initialized {
-			statusTable(t, status) // ends with every knob and its source
+		if view.Initialized {
+			status.Table(t, view) // ends with every knob and its source
 			return
 		}
-		knobRows(t, "", knobStatus(eff.Values, nil))
+		status.KnobRows(t, "", status.Knobs(eff.Values, nil))
 	})
 }
 

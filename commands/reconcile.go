@@ -12,6 +12,9 @@ import (
 	"vpc-cni/podgc"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 )
 
 func reconcileCommand() *cli.Command {
@@ -30,7 +33,7 @@ Examples:
    vpcctl reconcile --dry-run -o json
    vpcctl reconcile --wait --timeout 2m
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
-   vpcctl reconcile --every 30s -o summary   # the DaemonSet's container`,
+   vpcctl reconcile --every 30s -o summary --metrics-listen :61678   # the DaemonSet's container`,
 		Flags: []cli.Flag{
 			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
@@ -38,6 +41,7 @@ Examples:
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
 			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
+			metricsListenFlag,
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
@@ -51,6 +55,9 @@ Examples:
 					return usagef("--every and --dry-run: a loop of dry runs changes nothing; use one")
 				}
 				return reconcileEvery(c, every, reconcilePass)
+			}
+			if c.String(metricsListenFlag.Name) != "" {
+				return usagef("--metrics-listen serves a loop's metrics: it needs --every")
 			}
 			return reconcilePass(c)
 		},
@@ -85,18 +92,15 @@ func reconcilePass(c *cli.Context) error {
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held
 // lock without --wait is not a failure: the other pass does the work.
 func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
-	in, err := knobInputs(c)
-	if err != nil {
-		return nil, err
-	}
-	open := openStore
+	mode := writable
 	if dryRun {
-		open = openStateReadOnly
+		mode = readOnly
 	}
-	st, err := open(c)
+	s, err := openSession(c, mode)
 	if err != nil {
 		return nil, err
 	}
+	st := s.st
 	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	if !dryRun {
@@ -114,7 +118,7 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, in) // per-attempt HTTP timeouts come from ctx's deadline
+	runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
 		return nil, classifyRunError(ctx, err)
 	}
@@ -128,33 +132,33 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {
-	return render(c, rep, func(t *table) { reportRows(t, rep) })
+	return render(c, rep, func(t *printers.Table) { reportRows(t, rep) })
 }
 
-func reportRows(t *table, rep *reconcile.Report) {
+func reportRows(t *printers.Table, rep *reconcile.Report) {
 	{
 		f := rep.Plan.Figures
-		t.row("POLICY", f.Policy)
-		t.row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
+		t.Row("POLICY", f.Policy)
+		t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d total; shortfall %d, excess %d",
 			f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess))
 		if len(rep.Plan.Actions) == 0 {
-			t.row("PLAN", "nothing to do: the pool is at its targets")
+			t.Row("PLAN", "nothing to do: the pool is at its targets")
 		}
 		for i, a := range rep.Plan.Actions {
-			t.row(fmt.Sprintf("ACTION %d", i+1), describeAction(a))
+			t.Row(fmt.Sprintf("ACTION %d", i+1), status.DescribeAction(a))
 		}
 		verb := "EC2 CALLS"
 		if rep.DryRun {
 			verb = "WOULD CALL"
 		}
-		t.row(verb, countCalls(rep.Calls))
+		t.Row(verb, printers.CountCalls(rep.Calls))
 		for _, f := range rep.Findings {
-			t.row("FOUND", f.Message)
+			t.Row("FOUND", f.Message)
 		}
 		for _, f := range rep.Failed {
-			t.row("FAILED", f)
+			t.Row("FAILED", f)
 		}
-		t.row("TOOK", rep.Duration.Round(time.Millisecond))
+		t.Row("TOOK", rep.Duration.Round(time.Millisecond))
 	}
 }
 
@@ -163,12 +167,12 @@ func reportRows(t *table, rep *reconcile.Report) {
 func logSummary(rep *reconcile.Report) {
 	did := make([]string, len(rep.Plan.Actions))
 	for i, a := range rep.Plan.Actions {
-		did[i] = describeAction(a)
+		did[i] = status.DescribeAction(a)
 	}
 	if len(did) == 0 {
 		did = append(did, "nothing to do")
 	}
-	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", countCalls(rep.Calls),
+	attrs := []any{"pid", os.Getpid(), "did", strings.Join(did, "; "), "ec2Calls", printers.CountCalls(rep.Calls),
 		"findings", len(rep.Findings), "took", rep.Duration.Round(time.Millisecond)}
 	if len(rep.Failed) > 0 {
 		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))

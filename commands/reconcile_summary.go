@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"vpc-cni/reconcile"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/status"
 )
 
 // summaryFormat is reconcile's journal format (-o summary): the timer runs a
@@ -21,7 +24,7 @@ func summaryLine(rep *reconcile.Report) string {
 	}
 	var parts []string
 	for _, a := range rep.Plan.Actions {
-		parts = append(parts, describeAction(a))
+		parts = append(parts, status.DescribeAction(a))
 	}
 	for _, f := range rep.Findings {
 		parts = append(parts, f.Message)
@@ -31,7 +34,7 @@ func summaryLine(rep *reconcile.Report) string {
 	}
 	f := rep.Plan.Figures
 	return fmt.Sprintf("reconcile: %s; EC2 calls %s; pool %d free, %d assigned, %d total; took %s",
-		strings.Join(parts, "; "), countCalls(rep.Calls), f.Free, f.Assigned, f.Total, rep.Duration.Round(time.Millisecond))
+		strings.Join(parts, "; "), printers.CountCalls(rep.Calls), f.Free, f.Assigned, f.Total, rep.Duration.Round(time.Millisecond))
 }
 
 // acted reports whether a pass changed anything or has something to say.

@@ -16,6 +16,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/ec2sim"
+
+	"vpc-cni/internal/printers"
 )
 
 func simCommand() *cli.Command {
@@ -103,15 +105,15 @@ func simCallsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return render(c, counts, func(t *table) {
+			return render(c, counts, func(t *printers.Table) {
 				keys := make([]string, 0, len(counts))
 				for k := range counts {
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
-				t.row("ACTION", "CALLS")
+				t.Row("ACTION", "CALLS")
 				for _, k := range keys {
-					t.row(k, counts[k])
+					t.Row(k, counts[k])
 				}
 			})
 		},

@@ -4,6 +4,8 @@ import (
 	"runtime"
 
 	"github.com/urfave/cli/v2"
+
+	"vpc-cni/internal/printers"
 )
 
 // Set at build time with -ldflags "-X vpc-cni/commands.buildVersion=... -X vpc-cni/commands.buildCommit=...".
@@ -31,11 +33,11 @@ func versionCommand() *cli.Command {
 		Flags: []cli.Flag{outputFlag("text")},
 		Action: func(c *cli.Context) error {
 			v := versionInfo()
-			return render(c, v, func(w *table) {
-				w.row("version", v.Version)
-				w.row("commit", v.Commit)
-				w.row("go", v.GoVersion)
-				w.row("cni spec versions", join(v.CNIVersions))
+			return render(c, v, func(w *printers.Table) {
+				w.Row("version", v.Version)
+				w.Row("commit", v.Commit)
+				w.Row("go", v.GoVersion)
+				w.Row("cni spec versions", join(v.CNIVersions))
 			})
 		},
 	}

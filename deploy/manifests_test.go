@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,8 @@ import (
 // the Kubernetes API type its kind names.
 func TestManifestsDecodeStrictly(t *testing.T) {
 	files, err := filepath.Glob("kubernetes/*.yaml")
+	more, _ := filepath.Glob("kubernetes/*/*.yaml")
+	files = append(files, more...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests: %v", err)
 	}
@@ -32,7 +35,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		if err := yaml.Unmarshal(data, &tm); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		obj, ok := map[string]any{"DaemonSet": &appsv1.DaemonSet{}, "ConfigMap": &corev1.ConfigMap{}}[tm.Kind]
+		obj, ok := map[string]any{"DaemonSet": &appsv1.DaemonSet{}, "ConfigMap": &corev1.ConfigMap{}, "PodMonitor": &monitoringv1.PodMonitor{}}[tm.Kind]
 		if !ok {
 			t.Fatalf("%s: kind %q has no check here", f, tm.Kind)
 		}
@@ -47,8 +50,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 			checkConfigMap(t, o)
 		}
 	}
-	if !kinds["DaemonSet"] || !kinds["ConfigMap"] {
-		t.Errorf("kinds %v: want a DaemonSet and its ConfigMap", kinds)
+	if !kinds["DaemonSet"] || !kinds["ConfigMap"] || !kinds["PodMonitor"] {
+		t.Errorf("kinds %v: want a DaemonSet, its ConfigMap and a PodMonitor", kinds)
 	}
 }
 
@@ -70,6 +73,11 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	}
 	if len(spec.Containers) != 1 || !slices.Contains(spec.Containers[0].Command, "--every") {
 		t.Errorf("the container does not run a reconcile loop: %v", spec.Containers)
+	}
+	if len(spec.Containers) == 1 && !slices.ContainsFunc(spec.Containers[0].Ports, func(p corev1.ContainerPort) bool {
+		return p.Name == "metrics" && p.ContainerPort == 61678
+	}) || !strings.Contains(strings.Join(spec.Containers[0].Command, " "), "--metrics-listen :61678") {
+		t.Errorf("the container does not serve its metrics as port metrics, 61678 (aws-node's): %v", spec.Containers[0].Ports)
 	}
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
 		sc := c.SecurityContext

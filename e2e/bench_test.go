@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containernetworking/plugins/pkg/testutils"
+
+	"vpc-cni/internal/testenv"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )
@@ -131,68 +134,242 @@ func hostLocalIPAM(b *testing.B) map[string]any {
 		"ranges": [][]map[string]string{{{"subnet": "100.127.0.0/16"}}}}
 }
 
-// ADD and DEL of a whole pod interface: vpc-cni (warm pool) against ptp +
-// host-local. Target: vpc-cni ADD at most 0.6x.
-func BenchmarkAddDel(b *testing.B) {
+// contestant is one plugin as a node would run it: its binary, installed by
+// copy, its configuration, and the timings of its verbs.
+type contestant struct {
+	name     string
+	path     string
+	conf     []byte
+	env      []string // CNI_PATH: the plugin dir, where ptp finds host-local
+	add, del samples
+	refills  int    // background reconciles its ADDs started
+	settle   func() // untimed, after each round: let the node come to rest
+}
+
+// contestants installs vpc-cni (with the background refill on, its default),
+// ptp + host-local and, with VPC_CNI_BENCH_BEFORE, an older vpcctl.
+func contestants(b *testing.B, w *world) []*contestant {
+	dir := installPlugins(b)
+	env := []string{"CNI_PATH=" + dir}
+	ours := mustJSON(b, w.conf(map[string]any{"backgroundReconcile": true}))
+	watch := &bgWatch{path: filepath.Join(w.stateDir, "plugin.log")}
+	vpc := &contestant{name: "vpc-cni", path: filepath.Join(dir, "vpc-cni"), conf: ours, env: env}
+	vpc.settle = func() { vpc.refills += watch.wait(b) }
+	ptp := &contestant{name: "ptp+host-local", path: filepath.Join(dir, "ptp"), env: env, settle: func() {},
+		conf: mustJSON(b, map[string]any{"cniVersion": "1.1.0", "name": "vpc", "type": "ptp", "mtu": 9001,
+			"ipam": hostLocalIPAM(b)})}
+	all := []*contestant{vpc, ptp}
+	if before := beforeBinary(b, dir); before != "" {
+		old := &contestant{name: "before", path: before, conf: ours, env: env}
+		old.settle = func() { old.refills += watch.wait(b) }
+		all = append(all, old)
+	}
+	return all
+}
+
+// installPlugins copies vpcctl (as vpc-cni), ptp and host-local into a
+// plugin dir through write(2), as an installer fills /opt/cni/bin.
+func installPlugins(b *testing.B) string {
+	dir := b.TempDir()
+	for dst, src := range map[string]string{"vpc-cni": "vpcctl", "ptp": "ptp", "host-local": "host-local"} {
+		installCopy(b, bin(src), filepath.Join(dir, dst))
+	}
+	return dir
+}
+
+func installCopy(b *testing.B, src, dst string) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// bgWatch follows the plugin log for the background reconciles ADDs start.
+type bgWatch struct {
+	path string
+	off  int
+}
+
+// wait waits for the background reconciles logged since the last call to
+// end (a detached pass must not run into the next contestant's round) and
+// returns how many there were.
+func (bw *bgWatch) wait(b *testing.B) int {
+	data, err := os.ReadFile(bw.path)
+	if err != nil || len(data) < bw.off {
+		return 0
+	}
+	found := startedRe.FindAllSubmatch(data[bw.off:], -1)
+	bw.off = len(data)
+	for _, m := range found {
+		pid, _ := strconv.Atoi(string(m[1]))
+		if !waitPidGone(pid, 2*time.Minute) {
+			b.Fatalf("background reconcile %d still running after 2 minutes", pid)
+		}
+	}
+	return len(found)
+}
+
+func (c *contestant) run(w *world, p *pod, verb string) run {
+	return w.execInNode(c.path, append(p.env(verb), c.env...), c.conf)
+}
+
+// benchPods makes n pod namespaces off the clock; the returned func removes
+// them, off the clock too.
+func benchPods(b *testing.B, w *world, n int) ([]*pod, func()) {
+	b.StopTimer()
+	defer b.StartTimer()
+	pods := w.newPods("bench", n)
+	return pods, func() {
+		b.StopTimer()
+		defer b.StartTimer()
+		for _, p := range pods {
+			_ = p.ns.Close()
+			_ = testutils.UnmountNS(p.ns)
+		}
+	}
+}
+
+// churn: ADD then DEL of one pod at a time.
+func (c *contestant) churn(b *testing.B, w *world) {
+	pods, done := benchPods(b, w, 1)
+	c.add.timed(b, func() run { return c.run(w, pods[0], "ADD") })
+	c.del.timed(b, func() run { return c.run(w, pods[0], "DEL") })
+	done()
+	b.StopTimer()
+	c.settle()
+	b.StartTimer()
+}
+
+// burstSize is the burst's pods: BenchmarkBurst's pool keeps this many free.
+const burstSize = 20
+
+// burst: burstSize ADDs in a row, then their DELs in the same order.
+func (c *contestant) burst(b *testing.B, w *world) {
+	pods, done := benchPods(b, w, burstSize)
+	for _, p := range pods {
+		c.add.timed(b, func() run { return c.run(w, p, "ADD") })
+	}
+	for _, p := range pods {
+		c.del.timed(b, func() run { return c.run(w, p, "DEL") })
+	}
+	done()
+	b.StopTimer()
+	c.settle()
+	b.StartTimer()
+}
+
+// Churn: ADD then DEL of one pod at a time, vpc-cni (a warm pool of 20, the
+// background refill on) against ptp + host-local, each installed by copy as
+// users get them, rounds alternated. Targets: ADD at most 0.6x, DEL 0.8x.
+func BenchmarkChurn(b *testing.B) {
 	w := warmWorld(b)
-	ours := mustJSON(b, w.conf(nil))
-	theirs := mustJSON(b, map[string]any{"cniVersion": "1.1.0", "name": "vpc", "type": "ptp", "mtu": 9001,
-		"ipam": hostLocalIPAM(b)})
-	var vAdd, vDel, pAdd, pDel, bAdd, bDel samples
-	before := beforeBinary(b)
-	cycle := func(path string, conf []byte, add, del *samples) {
-		b.StopTimer()
-		p := w.newPod("bench")
-		b.StartTimer()
-		add.timed(b, func() run { return w.execInNode(path, p.env("ADD"), conf) })
-		del.timed(b, func() run { return w.execInNode(path, p.env("DEL"), conf) })
-		b.StopTimer()
-		_ = p.ns.Close()
-		b.StartTimer()
+	all := contestants(b, w)
+	rotated(b, roundsOf(b, w, all, (*contestant).churn))
+	reportContest(b, "churn", all)
+	w.reportRSS(b, "vpc-add-maxrss-KiB", all[0].path, all[0].conf)
+	w.reportRSS(b, "ptp-add-maxrss-KiB", all[1].path, all[1].conf)
+}
+
+// Burst: 20 ADDs in a row, each leaving the pool under its target of 20
+// free addresses (so each may start a background refill, which runs under
+// the next ADDs), then 20 DELs; for ptp + host-local the same 40 calls.
+// Between rounds, off the clock, the refills finish and a pass gives the
+// DELs' surplus back (RELEASE_DELAY=1), so every round starts at the target.
+// Targets: ADD at most 0.6x, DEL 0.8x of ptp + host-local.
+func BenchmarkBurst(b *testing.B) {
+	env := []string{"WARM_IP_TARGET=" + strconv.Itoa(burstSize), "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1"}
+	w := newWorld(b, worldOpts{instanceType: "c5.4xlarge", env: env})
+	all := contestants(b, w)
+	for _, c := range all {
+		if c.name != "ptp+host-local" {
+			settle := c.settle
+			c.settle = func() { settle(); w.settleFree(burstSize) }
+		}
 	}
-	rounds := []func(){
-		func() { cycle(bin("vpc-cni"), ours, &vAdd, &vDel) },
-		func() { cycle(bin("ptp"), theirs, &pAdd, &pDel) },
+	rotated(b, roundsOf(b, w, all, (*contestant).burst))
+	reportContest(b, "burst", all)
+}
+
+func roundsOf(b *testing.B, w *world, all []*contestant, round func(*contestant, *testing.B, *world)) []func() {
+	var out []func()
+	for _, c := range all {
+		out = append(out, func() { round(c, b, w) })
 	}
-	if before != "" {
-		rounds = append(rounds, func() { cycle(before, ours, &bAdd, &bDel) })
+	return out
+}
+
+// settleFree runs passes until the pool holds at most target free
+// addresses: the surplus goes once it has lasted RELEASE_DELAY.
+func (w *world) settleFree(target int) {
+	w.tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		w.reconcile()
+		var over bool
+		w.view(func(tx *store.Tx) (err error) {
+			over, err = tx.AvailableAtLeast(target+1, time.Now(), 0)
+			return err
+		})
+		if !over {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.tb.Fatalf("the pool still holds more than %d free addresses after a minute of passes", target)
+		}
+		time.Sleep(250 * time.Millisecond) // RELEASE_DELAY is in whole seconds: poll, don't spin passes
 	}
-	rotated(b, rounds)
-	vAdd.report(b, "vpc-add")
-	vDel.report(b, "vpc-del")
-	pAdd.report(b, "ptp-add")
-	pDel.report(b, "ptp-del")
-	ratio(b, "add-ratio", &vAdd, &pAdd)
-	ratio(b, "del-ratio", &vDel, &pDel)
-	if before != "" {
-		ratio(b, "before-add-ratio", &bAdd, &pAdd)
-		ratio(b, "before-del-ratio", &bDel, &pDel)
+}
+
+// reportContest reports each contestant's medians and p99s, the ratios to
+// ptp + host-local, and prints them as a table.
+func reportContest(b *testing.B, workload string, all []*contestant) {
+	ref := all[1]
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "\n%s (medians of %d ADDs and %d DELs each)\n", workload, len(ref.add.d), len(ref.del.d))
+	fmt.Fprintf(&tab, "%-16s %10s %10s %10s %10s %8s\n", "contestant", "ADD ms", "ADD ratio", "DEL ms", "DEL ratio", "refills")
+	for _, c := range all {
+		short := strings.SplitN(c.name, "+", 2)[0]
+		c.add.report(b, workload+"-"+short+"-add")
+		c.del.report(b, workload+"-"+short+"-del")
+		addR, delR := c.add.pct(0.5)/ref.add.pct(0.5), c.del.pct(0.5)/ref.del.pct(0.5)
+		if c != ref {
+			b.ReportMetric(addR, workload+"-"+short+"-add-ratio")
+			b.ReportMetric(delR, workload+"-"+short+"-del-ratio")
+		}
+		fmt.Fprintf(&tab, "%-16s %10.2f %10.2f %10.2f %10.2f %8d\n", c.name, c.add.pct(0.5), addR, c.del.pct(0.5), delR, c.refills)
 	}
-	w.reportRSS(b, "vpc-add-maxrss-KiB", bin("vpc-cni"), ours)
-	w.reportRSS(b, "ptp-add-maxrss-KiB", bin("ptp"), theirs)
+	fmt.Fprintf(&tab, "targets: ADD ratio <= 0.60, DEL ratio <= 0.80; load average %s", loadAvg())
+	b.Log(tab.String())
+}
+
+// loadAvg is /proc/loadavg's first three figures: the machine is shared.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
 
 // beforeBinary is VPC_CNI_BENCH_BEFORE: another build of vpcctl (say, of
-// the commit before a change) that BenchmarkAddDel runs in the same rounds,
-// so a before/after comparison sees the same load. It is linked as vpc-cni
-// next to a copy, since the binary acts as the plugin only under that name.
-func beforeBinary(b *testing.B) string {
+// the commit before a change) that the churn and burst run in the same
+// rounds, so a before/after comparison sees the same load. It is installed
+// by copy as vpc-cni in a dir of its own under dir, since the binary acts as
+// the plugin only under that name.
+func beforeBinary(b *testing.B, dir string) string {
 	src := os.Getenv("VPC_CNI_BENCH_BEFORE")
 	if src == "" {
 		return ""
 	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		b.Fatalf("VPC_CNI_BENCH_BEFORE: %v", err)
-	}
-	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vpcctl"), data, 0o755); err != nil {
+	sub := filepath.Join(dir, "before")
+	if err := os.Mkdir(sub, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.Symlink("vpcctl", filepath.Join(dir, "vpc-cni")); err != nil {
-		b.Fatal(err)
-	}
-	return filepath.Join(dir, "vpc-cni")
+	installCopy(b, src, filepath.Join(sub, "vpc-cni"))
+	return filepath.Join(sub, "vpc-cni")
 }
 
 // Start-up in plugin mode: CNI_COMMAND=VERSION, which does no I/O beyond
@@ -202,7 +379,7 @@ func beforeBinary(b *testing.B) string {
 // sdkonly-vs-empty shows how much of that budget linking the SDK already
 // takes on this machine.
 func BenchmarkVersionStartup(b *testing.B) {
-	requireRoot(b)
+	testenv.RequireRoot(b, needsRoot)
 	dir := b.TempDir()
 	for _, name := range []string{"empty", "sdkonly"} {
 		if err := run1(goBinary(), "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name),

@@ -10,6 +10,7 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/ns"
 
+	"vpc-cni/internal/testenv"
 	"vpc-cni/netns"
 )
 
@@ -25,7 +26,7 @@ type pod struct {
 
 func (w *world) newPod(name string) *pod {
 	n := w.pods.Add(1)
-	return &pod{ns: newNetNS(w.tb), namespace: "e2e", name: name,
+	return &pod{ns: testenv.NewNetNS(w.tb), namespace: "e2e", name: name,
 		id: fmt.Sprintf("c%04d-%s", n, name), ifname: "eth0"}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/internal/testenv"
 	"vpc-cni/store"
 )
 
@@ -34,7 +35,7 @@ func (w *world) shippedConflist(logFile string) []byte {
 // crictl → Debian's containerd (1.6, CNI library v1.1) → runc and a pause
 // image, containerd running in the node netns.
 func TestContainerdCRI(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t, needsRoot)
 	if _, why := criBinaries(); why != "" {
 		t.Skip(why)
 	}

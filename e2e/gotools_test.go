@@ -1,53 +1,15 @@
 package e2e
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"vpc-cni/internal/gotool"
 )
 
 // goBinary is the go command that builds the tests' tools.
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "/usr/local/go/bin/go"
-}
+func goBinary() string { return gotool.Go() }
 
-// goTool builds pkg at version from the Go module proxy (`go install
-// pkg@version`) into a cache kept between runs, and returns the binary's path.
-// The build goes to a temp dir renamed into place, so parallel runs never see
-// half a binary.
+// goTool builds pkg at version from the Go module proxy into the tools' cache.
 func goTool(tb testing.TB, pkg, version, name string) string {
-	tb.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	cache := filepath.Join(base, "vpc-cni-e2e")
-	final := filepath.Join(cache, name+"-"+version)
-	if _, err := os.Stat(filepath.Join(final, name)); err == nil {
-		return filepath.Join(final, name)
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(cache, name+"-build-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command(goBinary(), "install", pkg+"@"+version)
-	cmd.Dir = tmp // outside any module: pkg@version resolves through the proxy alone
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go install %s@%s: %v\n%s", pkg, version, err, out)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if _, serr := os.Stat(filepath.Join(final, name)); serr != nil {
-			tb.Fatalf("caching %s: %v", name, err)
-		}
-	}
-	return filepath.Join(final, name)
+	return gotool.Build(tb, pkg, version, name)
 }

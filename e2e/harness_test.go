@@ -16,11 +16,11 @@ import (
 	"vpc-cni/internal/simtest"
 
 	"github.com/containernetworking/plugins/pkg/ns"
-	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/testenv"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -30,8 +30,11 @@ import (
 var origNS vnetns.NsHandle
 
 // binDir holds vpcctl, its vpc-cni symlink and the reference plugins, built
-// once by TestMain; skipWhy is set when the tests cannot run.
-var binDir, skipWhy string
+// once by TestMain when it runs as root.
+var binDir string
+
+// needsRoot is why every e2e test needs root (testenv.RequireRoot).
+const needsRoot = "e2e tests create network namespaces (run as root, e.g. `sudo -E go test ./e2e`)"
 
 // refPlugins are the containernetworking/plugins binaries the tests chain
 // with or compare against, built from the module cache at go.mod's version.
@@ -41,9 +44,8 @@ var refPlugins = []string{
 }
 
 func TestMain(m *testing.M) {
-	if os.Geteuid() != 0 {
-		skipWhy = "e2e tests need root: they create network namespaces (run as root, e.g. `sudo -E go test ./e2e`)"
-		os.Exit(m.Run())
+	if !testenv.IsRoot() {
+		os.Exit(m.Run()) // every test skips (testenv.RequireRoot)
 	}
 	var err error
 	if origNS, err = vnetns.Get(); err != nil {
@@ -64,6 +66,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// refLDFlags are the flags of containernetworking/plugins' release workflow
+// (.github/workflows/release.yaml: CGO_ENABLED=0, a static link, the version
+// stamped, no -trimpath), stripped as well (-s -w, as vpcctl is), so the
+// benchmarks compare with binaries as users install them.
+func refLDFlags(goBin string) (string, error) {
+	const mod = "github.com/containernetworking/plugins"
+	v, err := exec.Command(goBin, "list", "-m", "-f", "{{.Version}}", mod).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %v", mod, err)
+	}
+	return "-s -w -extldflags -static -X " + mod + "/pkg/utils/buildversion.BuildVersion=" + strings.TrimSpace(string(v)), nil
+}
+
 // buildBinaries builds vpcctl with the Makefile's own flags (so benchmarks
 // measure the binary that ships) and the reference plugins next to it.
 func buildBinaries(dir string) error {
@@ -76,7 +91,11 @@ func buildBinaries(dir string) error {
 	if err := run1("make", "-C", root, "build", "BIN="+dir, "VERSION=e2e", "COMMIT=e2e", "GO="+goBin); err != nil {
 		return err
 	}
-	args := []string{"build", "-o", dir + "/"}
+	ldflags, err := refLDFlags(goBin)
+	if err != nil {
+		return err
+	}
+	args := []string{"build", "-o", dir + "/", "-ldflags", ldflags}
 	for _, p := range refPlugins {
 		args = append(args, "github.com/containernetworking/plugins/plugins/"+p)
 	}
@@ -125,29 +144,7 @@ func run1(name string, args ...string) error {
 	return nil
 }
 
-func requireRoot(tb testing.TB) {
-	tb.Helper()
-	if skipWhy != "" {
-		tb.Skip(skipWhy)
-	}
-}
-
 func bin(name string) string { return filepath.Join(binDir, name) }
-
-// newNetNS makes a named netns under /var/run/netns, deleted when the test
-// ends, pass or fail.
-func newNetNS(tb testing.TB) ns.NetNS {
-	tb.Helper()
-	n, err := testutils.NewNS()
-	if err != nil {
-		tb.Fatalf("create netns: %v", err)
-	}
-	tb.Cleanup(func() {
-		_ = n.Close()
-		_ = testutils.UnmountNS(n)
-	})
-	return n
-}
 
 // world is one simulated node: its netns, the EC2/IMDS emulator listening on
 // 127.0.0.1 inside it, and a state dir. The AWS environment pointing at the
@@ -178,8 +175,8 @@ type worldOpts struct {
 
 func newWorld(tb testing.TB, o worldOpts) *world {
 	tb.Helper()
-	requireRoot(tb)
-	w := &world{tb: tb, node: newNetNS(tb), stateDir: tb.TempDir(), expectFailed: o.expectFailed}
+	testenv.RequireRoot(tb, needsRoot)
+	w := &world{tb: tb, node: testenv.NewNetNS(tb), stateDir: tb.TempDir(), expectFailed: o.expectFailed}
 	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, LinkNetns: w.node.Path(), LinkPeerNetns: o.peerNetns})
 	if err != nil {
 		tb.Fatal(err)

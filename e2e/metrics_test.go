@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"vpc-cni/internal/promtext"
 )
 
 // After a known sequence (settle at WARM_IP_TARGET=3, two ADDs, one DEL, a
@@ -54,38 +50,7 @@ func TestMetricsParseWithPrometheus(t *testing.T) {
 	}
 }
 
-// parseProm reads the exposition text with Prometheus's parser into
-// "name{labels}" → value.
+// parseProm reads the exposition text with Prometheus's parser.
 func parseProm(t *testing.T, name string, text []byte) map[string]float64 {
-	t.Helper()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		t.Fatalf("%s: Prometheus's parser rejects it: %v\n%s", name, err, text)
-	}
-	out := map[string]float64{}
-	for fname, f := range fams {
-		for _, m := range f.GetMetric() {
-			out[fname+labelsOf(m)] = valueOf(f.GetType(), m)
-		}
-	}
-	return out
-}
-
-func labelsOf(m *dto.Metric) string {
-	if len(m.GetLabel()) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, l := range m.GetLabel() {
-		parts = append(parts, l.GetName()+`="`+l.GetValue()+`"`)
-	}
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func valueOf(typ dto.MetricType, m *dto.Metric) float64 {
-	if typ == dto.MetricType_COUNTER {
-		return m.GetCounter().GetValue()
-	}
-	return m.GetGauge().GetValue()
+	return promtext.Parse(t, name, text)
 }

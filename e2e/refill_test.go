@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,4 +99,38 @@ func (w *world) waitForReconcileToFinish() {
 		w.tb.Fatalf("reconcile lock: %v", err)
 	}
 	unlock()
+}
+
+// A burst of ADDs made while another pass holds the reconcile lock starts one
+// background pass, not one per ADD (the refill claim), and that pass still
+// runs once the lock is free: it waits for the lock instead of giving up.
+func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.small"}) // the primary ENI's 3 addresses free
+	st, err := store.Open(w.stateDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok, err := st.LockReconcile(false, 0)
+	if err != nil || !ok {
+		t.Fatalf("taking the reconcile lock: %v %v", ok, err)
+	}
+	defer unlock()
+	conf := mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true}))
+	for i := range 3 {
+		w.add(w.newPod(fmt.Sprintf("burst-%d", i)), conf) // each leaves the pool under WARM_ENI_TARGET=1
+	}
+	logFile := filepath.Join(w.stateDir, "plugin.log")
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(startedRe.FindAll(log, -1)); n != 1 {
+		t.Fatalf("3 ADDs under target started %d background passes, want 1:\n%s", n, log)
+	}
+	if n := w.attachedENIs(); n != 1 {
+		t.Fatalf("%d ENIs while the lock is held, want 1", n)
+	}
+	unlock()
+	w.waitFor("the waiting background pass to create the second ENI", func() bool { return w.attachedENIs() == 2 })
+	waitBackgroundPasses(t, logFile)
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/testenv"
 )
 
 // A VPC in namespaces. "vpc" is the VPC's router: it holds the other end
@@ -55,7 +56,7 @@ type vpcNet struct {
 
 // newVPCWorld builds the namespaces, a world whose ENI links end in the vpc
 // namespace, and the primary ENI's link eth0. Everything is deleted when the
-// test ends, pass or fail (newNetNS).
+// test ends, pass or fail (testenv.NewNetNS).
 func newVPCWorld(t *testing.T, env ...string) *vpcNet {
 	t.Helper()
 	return newVPCWorldPrepared(t, nil, env...)
@@ -66,8 +67,8 @@ func newVPCWorld(t *testing.T, env ...string) *vpcNet {
 // and knobs that name them (written to the configuration file).
 func newVPCWorldPrepared(t *testing.T, prepare func(*ec2sim.Sim) (map[string]netip.Addr, []string), env ...string) *vpcNet {
 	t.Helper()
-	requireRoot(t)
-	v := &vpcNet{vpc: newNetNS(t), outside: newNetNS(t), client: newNetNS(t)}
+	testenv.RequireRoot(t, needsRoot)
+	v := &vpcNet{vpc: testenv.NewNetNS(t), outside: testenv.NewNetNS(t), client: testenv.NewNetNS(t)}
 	o := worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path()}
 	if prepare != nil {
 		o.prepare = func(s *ec2sim.Sim) (extra []string) {
@@ -247,6 +248,7 @@ func (v *vpcNet) syncVPC() {
 		}
 		return c.Flush()
 	})
+	v.syncVPC6(state)
 }
 
 // routeENI: the gateway address on the ENI's link (the node ARPs for it), a

@@ -3,14 +3,14 @@ package hostnet
 import (
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/containernetworking/plugins/pkg/ns"
-	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
+
+	"vpc-cni/internal/testenv"
 )
 
 func testConfig() Config {
@@ -25,15 +25,8 @@ func testConfig() Config {
 // inNode runs fn in a fresh namespace with a primary link eth0, deleted afterwards.
 func inNode(t *testing.T, fn func()) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace")
-	}
-	n, err := testutils.NewNS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close(); _ = testutils.UnmountNS(n) })
-	err = n.Do(func(ns.NetNS) error {
+	n := testenv.NewNetNS(t)
+	err := n.Do(func(ns.NetNS) error {
 		mac, _ := net.ParseMAC("02:00:00:00:00:01")
 		// A veth: this kernel may lack the dummy driver.
 		eth0 := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0", HardwareAddr: mac}, PeerName: "peer0"}

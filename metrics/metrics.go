@@ -1,7 +1,9 @@
 // Package metrics renders the node's pool as Prometheus text exposition
-// format. There is no daemon to scrape, so `vpcctl metrics --file` (or every
-// reconcile, given VPC_CNI_METRICS_FILE) writes it for node-exporter's
-// textfile collector.
+// format: `vpcctl metrics --file` (or every reconcile, given
+// VPC_CNI_METRICS_FILE) writes it for node-exporter's textfile collector, and
+// the DaemonSet's loop (`vpcctl reconcile --every D --metrics-listen ADDR`)
+// serves it on /metrics, with /healthz (serve.go). Besides its own vpc_cni_*
+// series it has aws-node's awscni_* names that dashboards read (awscni.go).
 //
 // The text is rendered by hand rather than with client_golang: this package
 // is linked into the one binary that every plugin run loads, and
@@ -42,6 +44,7 @@ type Input struct {
 	LastDuration  time.Duration
 	LastCalls     map[string]int // EC2 calls of the last pass, by action
 	LastFailed    bool
+	Reference     Reference // the reference's series (awscni_*)
 }
 
 // Render writes the exposition text; names are stable for dashboards.
@@ -69,6 +72,7 @@ func Render(w io.Writer, in Input) error {
 	m.header("vpc_cni_reconcile_failures_total", "counter", "reconcile passes that failed; the last error is in `vpcctl pool status` and `vpcctl events`")
 	m.sample("vpc_cni_reconcile_failures_total", "", float64(in.Counters["reconcile_failed"]))
 	m.counters(in.Counters)
+	m.reference(in)
 	return m.err
 }
 

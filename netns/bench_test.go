@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+
+	"vpc-cni/internal/testenv"
 )
 
 // BenchmarkPodWiring times one ADD's wiring (SetupPod), CHECK (CheckPod) and
@@ -66,7 +68,7 @@ func addOtherPodsRules(n int) error {
 // BenchmarkSetupENI times one reconcile's SetupENI of an ENI already set up.
 func BenchmarkSetupENI(b *testing.B) {
 	node := newNode(b)
-	vpc := newNetNS(b)
+	vpc := testenv.NewNetNS(b)
 	inNS(b, node, func() error {
 		mac, err := net.ParseMAC(testENI.MAC)
 		if err != nil {

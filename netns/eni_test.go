@@ -10,6 +10,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"vpc-cni/internal/testenv"
 )
 
 var testENI = ENIHost{
@@ -24,7 +26,7 @@ var testENI = ENIHost{
 // on attach; before returns whatever set-up the case wants first.
 func attachENI(t *testing.T, node ns.NetNS, e ENIHost, before func(netlink.Link) error) {
 	t.Helper()
-	vpc := newNetNS(t)
+	vpc := testenv.NewNetNS(t)
 	mac, err := net.ParseMAC(e.MAC)
 	if err != nil {
 		t.Fatal(err)

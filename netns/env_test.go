@@ -10,39 +10,14 @@ import (
 	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
-	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
+
+	"vpc-cni/internal/testenv"
 )
 
 // Everything kernel-facing here happens in namespaces the test makes: a
 // "node" netns standing in for the host and one netns per pod.
-
-func requireRoot(tb testing.TB) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root: creates network namespaces")
-	}
-}
-
-// newNetNS makes a named netns that is removed when the test ends.
-func newNetNS(tb testing.TB) ns.NetNS {
-	tb.Helper()
-	requireRoot(tb)
-	n, err := testutils.NewNS()
-	if err != nil {
-		tb.Fatalf("create netns: %v", err)
-	}
-	tb.Cleanup(func() { deleteNetNS(n) })
-	return n
-}
-
-// deleteNetNS drops our references; the kernel then destroys the namespace
-// and every link in it. Safe to call twice.
-func deleteNetNS(n ns.NetNS) {
-	_ = n.Close()
-	_ = testutils.UnmountNS(n)
-}
 
 // inNS runs fn with the calling thread inside n and fails the test on error.
 func inNS(tb testing.TB, n ns.NetNS, fn func() error) {
@@ -61,7 +36,7 @@ var nodePrimaryIP = netip.MustParseAddr("100.64.0.10")
 // forwarding on so pods can reach each other through it.
 func newNode(tb testing.TB) ns.NetNS {
 	tb.Helper()
-	node, vpc := newNetNS(tb), newNetNS(tb)
+	node, vpc := testenv.NewNetNS(tb), testenv.NewNetNS(tb)
 	inNS(tb, node, func() error {
 		if err := refuseOriginalNetNS(); err != nil {
 			return err
@@ -147,7 +122,7 @@ func refuseOriginalNetNS() error {
 // newPod makes a pod netns and the Pod that wires it into the node.
 func newPod(tb testing.TB, name, ip string, table int) (ns.NetNS, Pod) {
 	tb.Helper()
-	n := newNetNS(tb)
+	n := testenv.NewNetNS(tb)
 	return n, Pod{
 		NetnsPath: n.Path(),
 		IfName:    "eth0",

@@ -8,13 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"vpc-cni/internal/testenv"
 )
 
 // A pod's namespace passes; the process's own namespace, under any of its
 // names, and anything that is not a network namespace are refused with the
 // reason, and a missing path reads as missing.
 func TestCheckPodNetnsRefusesTheNodeAndWhatIsNotANetworkNamespace(t *testing.T) {
-	pod := newNetNS(t)
+	pod := testenv.NewNetNS(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -59,7 +61,7 @@ func TestCheckPodNetnsRefusesTheNodeAndWhatIsNotANetworkNamespace(t *testing.T) 
 // thread inside a pod's namespace, that pod's path still passes and the
 // node's is still refused.
 func TestCheckPodNetnsComparesWithTheProcessNotTheThread(t *testing.T) {
-	pod := newNetNS(t)
+	pod := testenv.NewNetNS(t)
 	inNS(t, pod, func() error {
 		if err := CheckPodNetns(pod.Path()); err != nil {
 			t.Errorf("the pod's own path, from a thread inside it: %v", err)

@@ -11,6 +11,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"vpc-cni/internal/testenv"
 )
 
 func wirePod(t *testing.T, node ns.NetNS, p Pod) (w Wired) {
@@ -308,7 +310,7 @@ func TestCheckPodFailsWhenTheNetnsIsGone(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "gone", "100.64.3.32", 0)
 	wirePod(t, node, p)
-	deleteNetNS(podNS)
+	testenv.DeleteNetNS(podNS)
 	var err error
 	inNS(t, node, func() error { err = CheckPod(p); return nil })
 	if err == nil {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
+
+	"vpc-cni/internal/testenv"
 )
 
 func listHost(t *testing.T, node ns.NetNS) (st HostState) {
@@ -35,7 +37,7 @@ func TestTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
 		},
 		"after the pod netns is deleted": func(t *testing.T, node, podNS ns.NetNS, p Pod) {
 			wirePod(t, node, p)
-			deleteNetNS(podNS)
+			testenv.DeleteNetNS(podNS)
 			teardown(t, node, p)
 			teardown(t, node, p)
 		},
@@ -153,12 +155,12 @@ func TestRemoveLeftoverRefusesALinkThatIsNotAVeth(t *testing.T) {
 }
 
 func TestNetnsExists(t *testing.T) {
-	n := newNetNS(t)
+	n := testenv.NewNetNS(t)
 	if !NetnsExists(n.Path()) {
 		t.Errorf("NetnsExists(%s) = false for a live netns", n.Path())
 	}
 	path := n.Path()
-	deleteNetNS(n)
+	testenv.DeleteNetNS(n)
 	for _, p := range []string{path, "", "/nonexistent/netns", t.TempDir()} {
 		if NetnsExists(p) {
 			t.Errorf("NetnsExists(%q) = true", p)

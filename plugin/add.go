@@ -9,6 +9,8 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -73,58 +75,30 @@ func (c *call) take() (store.Assignment, error) {
 	return a, types.NewError(types.ErrTryAgainLater, why+"; "+reason, "")
 }
 
-// takeOnce is one transaction: the overrides (for the effective cooldown and
-// target) and the node's subnet are read in it too, so ADD costs a single
-// open and fsync.
+// takeOnce is the store's pod take (store.TakeForPod): the overrides, the
+// knobs resolved now and the node's subnet in one transaction, so ADD costs a
+// single open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
-	var a store.Assignment
-	var takeErr error
-	err := c.store.Update(func(tx *store.Tx) error {
-		s, err := tx.Settings()
-		if err != nil {
-			return err
-		}
-		if node, ok, err := tx.Node(); err != nil {
-			return err
-		} else if ok {
-			c.subnet, c.limits = node.SubnetCIDR, node.Limits
-		}
-		knobs, err := c.cfg.Knobs(s.Overrides)
-		if err != nil {
-			return err
-		}
-		// Custom networking is honoured here, not only once a pass has
-		// marked the primary ENI not ready: it is this invocation's knob.
-		cooldown, first := knobs.Pool.Cooldown, pool.FirstPodDevice(knobs.Pool)
-		a, takeErr = tx.TakeFrom(want, c.now(), cooldown, first)
-		if errors.Is(takeErr, store.ErrNoFreeAddress) {
-			c.low = true // committed so that metrics count the ADDs the pool could not serve
-			return tx.AddCounter(CounterNoFreeAddress, 1)
-		}
-		if takeErr != nil {
-			return takeErr
-		}
-		enough, err := tx.AvailableAtLeastFrom(pool.FreeTarget(c.limits, knobs.Pool), c.now(), cooldown, first)
-		c.low = !enough
-		if err != nil {
-			return err
-		}
-		return tx.AddCounter(CounterAdds, 1)
-	})
-	if err == nil {
-		err = takeErr
+	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
+		e, err := c.cfg.Knobs(o)
+		return reconcile.OnNode(e.Pool, node), err
 	}
+	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
+	if res.HasNode {
+		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
+	}
+	c.low, c.startRefill = res.Low, res.StartRefill
 	if err != nil && !errors.Is(err, store.ErrNoFreeAddress) {
-		return a, storeErr("taking an address", err)
+		return res.Assignment, storeErr("taking an address", err)
 	}
-	return a, err
+	return res.Assignment, err
 }
 
 // Counters the plugin keeps in the store (vpcctl metrics shows them).
 const (
-	CounterAdds          = "cni_adds"
+	CounterAdds          = store.CounterAdds
 	CounterDels          = "cni_dels"
-	CounterNoFreeAddress = "cni_adds_without_free_address"
+	CounterNoFreeAddress = store.CounterNoFreeAddress
 )
 
 // wait registers (or drops) this ADD as waiting for an address, so that the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -89,7 +90,7 @@ func whyNoGrowth(rep *reconcile.Report) string {
 // under its target. The child takes the lock without waiting, so a burst of
 // ADDs starts at most one pass that does work.
 func (c *call) maybeRefill() {
-	if !c.low || !c.cfg.backgroundReconcile() {
+	if !c.startRefill || !c.cfg.backgroundReconcile() {
 		return
 	}
 	self, err := os.Executable()
@@ -112,10 +113,34 @@ func (c *call) maybeRefill() {
 	// Kubelet's environment, as ours: the child resolves the knobs as we do.
 	cmd.Env = os.Environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := startNiced(cmd, refillNice); err != nil {
 		c.log.Warn("background reconcile not started", "err", err)
 		return
 	}
 	c.log.Info("background reconcile started", "child", cmd.Process.Pid) // "pid" is the plugin's own
 	_ = cmd.Process.Release()
+}
+
+// refillNice is the background refill's nice value. It is background work:
+// the pool still has addresses (the ADD that started it took one), and at
+// full priority it takes the CPU from the very ADDs of the burst it serves.
+// A pass is mostly waiting on EC2, so a lower share delays it little.
+const refillNice = 10
+
+// startNiced starts cmd at the given nice value. Linux keeps nice per
+// thread and a child inherits the forking thread's, so the fork happens on
+// a thread locked and reniced for it, which then gets its value back.
+func startNiced(cmd *exec.Cmd, nice int) error {
+	runtime.LockOSThread()
+	tid := syscall.Gettid()
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid) // the raw call returns 20 - nice
+	if err == nil {
+		err = syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
+	}
+	startErr := cmd.Start()
+	if err == nil && syscall.Setpriority(syscall.PRIO_PROCESS, tid, 20-prio) != nil {
+		return startErr // the thread stays locked to this goroutine: it must not run others reniced
+	}
+	runtime.UnlockOSThread()
+	return startErr
 }

@@ -21,6 +21,10 @@ import (
 	"vpc-cni/store"
 )
 
+// CNIVersions are the CNI spec versions the plugin speaks (a new slice each
+// call): what VERSION reports and what the installed conflist lists.
+func CNIVersions() []string { return []string{"0.4.0", "1.0.0", "1.1.0"} }
+
 // Funcs are the CNI verbs for skel, on the node's kernel, printing to stdout.
 func Funcs() skel.CNIFuncs { return funcsOn(Kernel{}, os.Stdout) }
 
@@ -39,19 +43,20 @@ type verbs struct {
 // call is one invocation: its configuration, deadline, store and log.
 type call struct {
 	verbs
-	args    *skel.CmdArgs
-	cfg     *Config
-	pod     podArgs
-	netns   string // the pod's namespace; empty when DEL found it gone or unusable
-	store   *store.Store
-	log     *slog.Logger
-	ctx     context.Context
-	cancel  context.CancelFunc
-	logFile io.Closer
-	subnet  netip.Prefix        // the node's subnet, read with the address
-	limits  pool.Limits         // the instance's, read with the address
-	low     bool                // the ADD left the pool under its target
-	wiring  *settings.Effective // wiringKnobs, once resolved
+	args        *skel.CmdArgs
+	cfg         *Config
+	pod         podArgs
+	netns       string // the pod's namespace; empty when DEL found it gone or unusable
+	store       *store.Store
+	log         *slog.Logger
+	ctx         context.Context
+	cancel      context.CancelFunc
+	logFile     io.Closer
+	subnet      netip.Prefix        // the node's subnet, read with the address
+	limits      pool.Limits         // the instance's, read with the address
+	low         bool                // the ADD left the pool under its target
+	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
+	wiring      *settings.Effective // wiringKnobs, once resolved
 }
 
 // begin parses the configuration and opens the log and the store (which

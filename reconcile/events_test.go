@@ -82,8 +82,16 @@ func TestReportJSON(t *testing.T) {
 			t.Errorf("report JSON has %s: %s", bad, s)
 		}
 	}
-	var v struct{ Duration string }
+	var v struct {
+		Duration string
+		Config   struct {
+			EC2Resync string `json:"ec2ResyncInterval"`
+		}
+	}
 	if err := json.Unmarshal(b, &v); err != nil || !strings.HasSuffix(v.Duration, "s") {
 		t.Errorf("duration %q (%v), want a string such as \"12ms\"", v.Duration, err)
+	}
+	if v.Config.EC2Resync != "15m0s" {
+		t.Errorf("config.ec2ResyncInterval %q, want the default as a duration string \"15m0s\"", v.Config.EC2Resync)
 	}
 }

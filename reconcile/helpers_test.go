@@ -124,22 +124,7 @@ func (n *node) converge(max int) int {
 }
 
 // simHeld counts the instance's attached ENIs and pod addresses in EC2.
-func simHeld(sim *ec2sim.Sim) (enis, addrs int) {
-	st := sim.State()
-	for _, e := range st.ENIs {
-		if e.DeviceIndex < 0 {
-			continue
-		}
-		enis++
-		for _, ip := range e.Secondary {
-			if ip != e.PrimaryIP {
-				addrs++
-			}
-		}
-		addrs += len(e.Prefixes) * pool.PrefixSize
-	}
-	return enis, addrs
-}
+var simHeld = simtest.Held
 
 func (n *node) snapshot() pool.Snapshot {
 	n.t.Helper()

@@ -92,6 +92,9 @@ func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Fi
 		return nil, err
 	}
 	p.fullSubnets = merged.FullSubnets
+	if err := tx.ClearRefillClaim(); err != nil { // this plan serves every ADD so far
+		return nil, err
+	}
 	home, err := p.home()
 	if err != nil {
 		return nil, err

@@ -11,9 +11,9 @@ import (
 	"vpc-cni/store"
 )
 
-// countEC2 counts the emulator's EC2 calls (IMDS requests are not EC2's),
+// ec2CallCount counts the emulator's EC2 calls (IMDS requests are not EC2's),
 // mutating ones apart.
-func countEC2(sim *ec2sim.Sim) (all, mutating int, names []string) {
+func ec2CallCount(sim *ec2sim.Sim) (all, mutating int, names []string) {
 	for action, n := range sim.Counters() {
 		if strings.HasPrefix(action, "IMDS") {
 			continue
@@ -68,7 +68,7 @@ func TestIMDSOnlyModeMakesNoEC2CallInADay(t *testing.T) {
 	n := attachNode(t, sim, t.TempDir(), env{"ENABLE_IMDS_ONLY_MODE": "true", "WARM_IP_TARGET": "12"})
 	sim.ResetCounters()
 	served := churnDay(t, n)
-	if all, _, names := countEC2(sim); all != 0 {
+	if all, _, names := ec2CallCount(sim); all != 0 {
 		t.Errorf("IMDS-only mode made %d EC2 calls in a simulated day: %v", all, names)
 	}
 	if served < 200 {
@@ -98,7 +98,7 @@ func TestDisabledProvisioningMakesNoMutatingCall(t *testing.T) {
 		t.Errorf("plan %+v failed %v; want no action and no failure", rep.Plan.Actions, rep.Failed)
 	}
 	served := churnDay(t, n)
-	if _, mutating, names := countEC2(sim); mutating != 0 {
+	if _, mutating, names := ec2CallCount(sim); mutating != 0 {
 		t.Errorf("%d mutating EC2 calls with provisioning disabled: %v", mutating, names)
 	}
 	if served < 200 {

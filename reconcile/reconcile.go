@@ -336,12 +336,13 @@ func (p *pass) prepare(ctx context.Context) error {
 }
 
 // checkPrefixCapable turns prefix delegation off, with a finding, on an
-// instance that cannot hold /28 prefixes.
+// instance that cannot hold /28 prefixes (OnNode, as the ADD's take does).
 func (p *pass) checkPrefixCapable() {
-	if !p.cfg.Pool.PrefixDelegation || cloud.PrefixCapable(p.node.Hypervisor) {
+	on := OnNode(p.cfg.Pool, p.node)
+	if on.PrefixDelegation == p.cfg.Pool.PrefixDelegation {
 		return
 	}
-	p.cfg.Pool.PrefixDelegation = false // as the reference: warn and use single addresses
+	p.cfg.Pool = on // as the reference: warn and use single addresses
 	p.rep.Config = p.cfg
 	p.rep.Findings = append(p.rep.Findings, Finding{"no-prefix-delegation", fmt.Sprintf(
 		"ENABLE_PREFIX_DELEGATION is ignored: %s (%s hypervisor) cannot hold /28 prefixes; using single addresses",

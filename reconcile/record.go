@@ -1,6 +1,10 @@
 package reconcile
 
 import (
+	"errors"
+	"strings"
+
+	"vpc-cni/cloud"
 	"vpc-cni/store"
 )
 
@@ -32,6 +36,9 @@ func (p *pass) saveReport(err error) {
 		if err := tx.AddCounter("reconcile_"+outcome, 1); err != nil {
 			return err
 		}
+		if err := countEC2(tx, sr.Calls, err); err != nil {
+			return err
+		}
 		if err == nil {
 			return nil
 		}
@@ -58,4 +65,29 @@ func (p *pass) reportOf(err error) store.ReconcileReport {
 		sr.Error, sr.Cause = err.Error(), Cause(err)
 	}
 	return sr
+}
+
+// Counter name prefixes of every EC2 call a pass made (its action follows)
+// and of the EC2 error that ended a pass (action, "_", EC2 code or kind):
+// the metrics' awscni_ec2api_req_count and awscni_aws_api_error_count.
+const (
+	CounterEC2Calls  = "ec2_calls_"
+	CounterEC2Errors = "ec2_errors_"
+)
+
+func countEC2(tx *store.Tx, calls map[string]int, passErr error) error {
+	for action, n := range calls {
+		if err := tx.AddCounter(CounterEC2Calls+action, int64(n)); err != nil {
+			return err
+		}
+	}
+	var ce *cloud.Error
+	if !errors.As(passErr, &ce) || !strings.HasPrefix(ce.Op, "ec2:") {
+		return nil
+	}
+	code := ce.Code
+	if code == "" {
+		code = ce.Kind.String()
+	}
+	return tx.AddCounter(CounterEC2Errors+strings.TrimPrefix(ce.Op, "ec2:")+"_"+code, 1)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
 )
@@ -17,21 +18,27 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Figures     pool.Figures  `json:"figures"`
 		ExcessSince *time.Time    `json:"excessSince,omitempty"`
 	}
+	// config: the effective knobs, the resync interval as a duration string
+	// (the outer field hides the embedded one of the same name).
+	type config struct {
+		settings.Effective
+		EC2Resync printers.Duration `json:"ec2ResyncInterval"`
+	}
 	v := struct {
-		Time     time.Time          `json:"time"`
-		Duration string             `json:"duration"`
-		DryRun   bool               `json:"dryRun"`
-		Plan     plan               `json:"plan"`
-		Calls    []string           `json:"calls"`
-		Findings []Finding          `json:"findings"`
-		Failed   []string           `json:"failed"`
-		Config   settings.Effective `json:"config"`
-		Changed  []settings.Change  `json:"changedSinceLastPass"`
+		Time     time.Time         `json:"time"`
+		Duration printers.Duration `json:"duration"`
+		DryRun   bool              `json:"dryRun"`
+		Plan     plan              `json:"plan"`
+		Calls    []string          `json:"calls"`
+		Findings []Finding         `json:"findings"`
+		Failed   []string          `json:"failed"`
+		Config   config            `json:"config"`
+		Changed  []settings.Change `json:"changedSinceLastPass"`
 	}{
-		Time: r.Time, Duration: r.Duration.String(), DryRun: r.DryRun,
+		Time: r.Time, Duration: printers.Duration(r.Duration), DryRun: r.DryRun,
 		Plan:  plan{Actions: orEmpty(r.Plan.Actions), Figures: r.Plan.Figures},
 		Calls: orEmpty(r.Calls), Findings: orEmpty(r.Findings), Failed: orEmpty(r.Failed),
-		Config: r.Config, Changed: orEmpty(r.Changed),
+		Config: config{r.Config, printers.Duration(r.Config.EC2Resync)}, Changed: orEmpty(r.Changed),
 	}
 	if !r.Plan.ExcessSince.IsZero() {
 		v.Plan.ExcessSince = &r.Plan.ExcessSince

@@ -187,6 +187,29 @@ type resolver struct {
 func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	r := &resolver{in: in, stored: stored}
 	var e Effective
+	err := r.poolKnobs(&e)
+	if err == nil {
+		e.SubnetDiscovery, err = r.discovery()
+	}
+	if err == nil {
+		err = r.others(&e)
+	}
+	if err != nil {
+		return Effective{}, err
+	}
+	// The rules between knobs are the policy's; say where each came from.
+	if err := e.Pool.Validate(); err != nil {
+		return Effective{}, fmt.Errorf("%w (%s from %s, %s from %s)", err,
+			ReleaseDelay, r.origin(ReleaseDelay), Cooldown, r.origin(Cooldown))
+	}
+	e.ClusterName = r.text(ClusterName)
+	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
+	e.Values = r.values
+	return e, nil
+}
+
+// poolKnobs resolves the pool's targets, limits, MTU and timings into e.
+func (r *resolver) poolKnobs(e *Effective) error {
 	var err error
 	set := func(dst *int, name string, def int, min, max int) {
 		if err == nil {
@@ -207,9 +230,6 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 		e.Pool.CustomNetworking, err = r.boolean(CustomNetworkCfg, false)
 	}
 	if err == nil {
-		e.SubnetDiscovery, err = r.discovery()
-	}
-	if err == nil {
 		e.Pool.Cooldown, err = r.seconds(Cooldown, pool.DefaultCooldown)
 	}
 	if err == nil {
@@ -218,21 +238,7 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 		def := max(pool.DefaultReleaseDelay, e.Pool.Cooldown+time.Minute)
 		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	}
-	if err == nil {
-		err = r.others(&e)
-	}
-	if err != nil {
-		return Effective{}, err
-	}
-	// The rules between knobs are the policy's; say where each came from.
-	if err := e.Pool.Validate(); err != nil {
-		return Effective{}, fmt.Errorf("%w (%s from %s, %s from %s)", err,
-			ReleaseDelay, r.origin(ReleaseDelay), Cooldown, r.origin(Cooldown))
-	}
-	e.ClusterName = r.text(ClusterName)
-	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
-	e.Values = r.values
-	return e, nil
+	return err
 }
 
 // others resolves the knobs outside the pool's targets into e.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"vpc-cni/internal/testenv"
 )
 
 // The state dir is the node's alone: each unsafe shape is refused with the
@@ -48,8 +50,8 @@ func TestUnsafeStatePathsAreRefused(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			if c.root && os.Geteuid() != 0 {
-				t.Skip("needs root to give a file to another user")
+			if c.root {
+				testenv.RequireRoot(t, "gives a file to another user")
 			}
 			s := newStore(t)
 			dir := s.Dir()

@@ -176,3 +176,27 @@ func TestTakeToken(t *testing.T) {
 		return err
 	})
 }
+
+func TestRefillClaimCoalescesUntilAPassPlans(t *testing.T) {
+	s := newStore(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	claim := func(at time.Time) bool {
+		t.Helper()
+		var ok bool
+		update(t, s, func(tx *Tx) (err error) { ok, err = tx.claimRefill(at); return err })
+		return ok
+	}
+	if !claim(now) {
+		t.Fatal("the first low ADD did not get the claim")
+	}
+	if claim(now.Add(time.Second)) {
+		t.Fatal("a second low ADD got the claim while the first one's pass has not planned")
+	}
+	update(t, s, func(tx *Tx) error { return tx.ClearRefillClaim() })
+	if !claim(now.Add(2 * time.Second)) {
+		t.Fatal("after a pass planned, the next low ADD did not get the claim")
+	}
+	if !claim(now.Add(2*time.Second + RefillClaimTTL)) {
+		t.Fatal("a claim whose pass never planned did not lapse after RefillClaimTTL")
+	}
+}

@@ -13,6 +13,7 @@
 //
 // Never call View, Update or LockReconcile from inside a View or Update
 // callback: the outer transaction holds the lock the inner one waits for.
+// A nested View or Update on the same file fails at once with ErrNested.
 //
 // Layout (schema.go): per-address keys in "addrs", and an "avail" index keyed
 // by (device index, address) holding exactly the addresses Take may hand out,
@@ -58,6 +59,7 @@ var (
 	ErrAssigned       = errors.New("address is assigned to a pod")
 	ErrInvalid        = errors.New("invalid value")
 	ErrInconsistent   = errors.New("state database inconsistent")
+	ErrNested         = errors.New("nested transaction")
 )
 
 // Options tune how the store opens its file.
@@ -225,6 +227,11 @@ func (s *Store) run(write bool, fn func(*Tx) error) error {
 // preload reads the free page list on open, which a read-only open
 // otherwise leaves for later.
 func (s *Store) withDB(write, preload bool, fn func(db *bolt.DB, size int64) error) (err error) {
+	leave, err := enterTx(s.path)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	unlock, err := s.lockDB(write)
 	if err != nil {
 		return err

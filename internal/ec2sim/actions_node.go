@@ -229,5 +229,5 @@ func (s *Sim) subnetXML(sub *subnetPool) subnetXML {
 	return subnetXML{SubnetID: sub.id, State: "available", OwnerID: s.ownerID, VpcID: s.vpcID,
 		SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.cfg.Region, s.ownerID, sub.id),
 		CidrBlock: sub.cidr.String(), AvailableIPAddressCount: sub.free,
-		AvailabilityZone: sub.az, Tags: tagsXML(s.resTags[sub.id])}
+		AvailabilityZone: sub.az, Tags: tagsXML(s.resTags[sub.id]), Ipv6CidrBlocks: s.subnetIPv6(sub.id)}
 }

@@ -33,6 +33,8 @@ type ENI struct {
 	Tags                                                 map[string]string
 	Groups                                               []string // security group IDs
 	CreatedAt                                            time.Time
+	IPv6s                                                []netip.Addr   // ascending; /128s only
+	IPv6Prefixes                                         []netip.Prefix // ascending /80s
 }
 
 // State returns a deep copy of the node's ENIs and the subnet's free count.
@@ -56,6 +58,7 @@ func (s *Sim) eniState(e *eniRec) ENI {
 		out.AttachmentID, out.DeleteOnTermination = a.id, a.deleteOnTermination
 		out.NetworkCard, out.Linked = a.cardIndex, a.linked
 	}
+	out.IPv6s, out.IPv6Prefixes = s.eniIPv6Lists(e.id)
 	return out
 }
 

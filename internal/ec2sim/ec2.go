@@ -23,6 +23,8 @@ var actions = map[string]actionFunc{
 	"ModifyNetworkInterfaceAttribute": (*Sim).modifyNetworkInterfaceAttribute,
 	"AssignPrivateIpAddresses":        (*Sim).assignPrivateIPAddresses,
 	"UnassignPrivateIpAddresses":      (*Sim).unassignPrivateIPAddresses,
+	"AssignIpv6Addresses":             (*Sim).assignIPv6Addresses,
+	"UnassignIpv6Addresses":           (*Sim).unassignIPv6Addresses,
 	"CreateTags":                      (*Sim).createTags,
 	"DeleteTags":                      (*Sim).deleteTags,
 }

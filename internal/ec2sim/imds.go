@@ -169,6 +169,9 @@ func (s *Sim) metadataLeaves() map[string]string {
 			s.addENILeaves(leaves, e, now)
 		}
 	}
+	if v6 := s.instanceIPv6(primary, now); v6 != "" {
+		leaves["ipv6"] = v6
+	}
 	return leaves
 }
 
@@ -207,6 +210,7 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	if len(prefixes) > 0 {
 		set("ipv4-prefix", strings.Join(prefixes, "\n"))
 	}
+	s.addENIv6Leaves(set, e, now)
 }
 
 // imdsAddrs is what IMDS shows of the ENI's addresses: changes older than

@@ -15,15 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"vpc-cni/internal/testenv"
 )
 
 // newTestNetns creates a named network namespace (never touching the root
 // one) and deletes it when the test ends, even on failure.
 func newTestNetns(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
+	testenv.RequireRoot(t, "creates a network namespace")
 	name := fmt.Sprintf("ec2sim-test-%d", os.Getpid())
 	runtime.LockOSThread()
 	orig, err := netns.Get()

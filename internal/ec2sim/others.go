@@ -147,6 +147,7 @@ func (s *Sim) dropENI(e *eniRec) {
 	for p := range e.prefixes {
 		sub.releasePrefix(p)
 	}
+	s.dropENIIPv6(e)
 	delete(s.enis, e.id)
 }
 

@@ -32,6 +32,7 @@ func (s *Sim) eniXML(e *eniRec) niXML {
 	for _, p := range e.prefixList() {
 		ni.Prefixes = append(ni.Prefixes, prefixXML{Ipv4Prefix: p.String()})
 	}
+	s.renderIPv6(&ni, e)
 	return ni
 }
 

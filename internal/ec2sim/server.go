@@ -59,6 +59,7 @@ type Sim struct {
 	macs    map[string]bool
 	idem    map[string]idemEntry
 	resTags map[string]map[string]string // tags on the instance, subnet, VPC
+	v6      *v6State                     // IPv6 (ipv6.go), made on first use
 
 	faults     Faults
 	rng        *rand.Rand

@@ -83,24 +83,26 @@ type prefixXML struct {
 // niXML serves both NetworkInterface (Describe/CreateNetworkInterface) and
 // InstanceNetworkInterface (DescribeInstances); the SDK skips unknown elements.
 type niXML struct {
-	NetworkInterfaceID string         `xml:"networkInterfaceId"`
-	SubnetID           string         `xml:"subnetId"`
-	VpcID              string         `xml:"vpcId"`
-	AvailabilityZone   string         `xml:"availabilityZone"`
-	Description        string         `xml:"description"`
-	OwnerID            string         `xml:"ownerId"`
-	RequesterManaged   bool           `xml:"requesterManaged"`
-	Status             string         `xml:"status"`
-	MacAddress         string         `xml:"macAddress"`
-	PrivateIPAddress   string         `xml:"privateIpAddress,omitempty"`
-	PrivateDNSName     string         `xml:"privateDnsName,omitempty"`
-	SourceDestCheck    bool           `xml:"sourceDestCheck"`
-	Groups             []groupXML     `xml:"groupSet>item"`
-	Attachment         *niAttachXML   `xml:"attachment,omitempty"`
-	Tags               []tagXML       `xml:"tagSet>item"`
-	PrivateIPs         []privateIPXML `xml:"privateIpAddressesSet>item"`
-	Prefixes           []prefixXML    `xml:"ipv4PrefixSet>item"`
-	InterfaceType      string         `xml:"interfaceType"`
+	NetworkInterfaceID string          `xml:"networkInterfaceId"`
+	SubnetID           string          `xml:"subnetId"`
+	VpcID              string          `xml:"vpcId"`
+	AvailabilityZone   string          `xml:"availabilityZone"`
+	Description        string          `xml:"description"`
+	OwnerID            string          `xml:"ownerId"`
+	RequesterManaged   bool            `xml:"requesterManaged"`
+	Status             string          `xml:"status"`
+	MacAddress         string          `xml:"macAddress"`
+	PrivateIPAddress   string          `xml:"privateIpAddress,omitempty"`
+	PrivateDNSName     string          `xml:"privateDnsName,omitempty"`
+	SourceDestCheck    bool            `xml:"sourceDestCheck"`
+	Groups             []groupXML      `xml:"groupSet>item"`
+	Attachment         *niAttachXML    `xml:"attachment,omitempty"`
+	Tags               []tagXML        `xml:"tagSet>item"`
+	PrivateIPs         []privateIPXML  `xml:"privateIpAddressesSet>item"`
+	Prefixes           []prefixXML     `xml:"ipv4PrefixSet>item"`
+	Ipv6Addresses      []ipv6AddrXML   `xml:"ipv6AddressesSet>item"`
+	Ipv6Prefixes       []ipv6PrefixXML `xml:"ipv6PrefixSet>item"`
+	InterfaceType      string          `xml:"interfaceType"`
 }
 
 type niAttachXML struct {

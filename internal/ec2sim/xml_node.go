@@ -80,15 +80,17 @@ type describeSubnetsResp struct {
 }
 
 type subnetXML struct {
-	SubnetID                string   `xml:"subnetId"`
-	SubnetArn               string   `xml:"subnetArn"`
-	State                   string   `xml:"state"`
-	OwnerID                 string   `xml:"ownerId"`
-	VpcID                   string   `xml:"vpcId"`
-	CidrBlock               string   `xml:"cidrBlock"`
-	AvailableIPAddressCount int      `xml:"availableIpAddressCount"`
-	AvailabilityZone        string   `xml:"availabilityZone"`
-	DefaultForAz            bool     `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     bool     `xml:"mapPublicIpOnLaunch"`
-	Tags                    []tagXML `xml:"tagSet>item"`
+	SubnetID                string          `xml:"subnetId"`
+	SubnetArn               string          `xml:"subnetArn"`
+	State                   string          `xml:"state"`
+	OwnerID                 string          `xml:"ownerId"`
+	VpcID                   string          `xml:"vpcId"`
+	CidrBlock               string          `xml:"cidrBlock"`
+	AvailableIPAddressCount int             `xml:"availableIpAddressCount"`
+	AvailabilityZone        string          `xml:"availabilityZone"`
+	DefaultForAz            bool            `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool            `xml:"mapPublicIpOnLaunch"`
+	Ipv6CidrBlocks          []subnetIPv6XML `xml:"ipv6CidrBlockAssociationSet>item"`
+	AssignIpv6OnCreation    bool            `xml:"assignIpv6AddressOnCreation"`
+	Tags                    []tagXML        `xml:"tagSet>item"`
 }

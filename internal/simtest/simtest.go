@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
 )
 
 // hostAWSEnv is every variable that could leak the host's AWS setup into a test.
@@ -60,4 +61,23 @@ func ClosedURL(tb testing.TB) string {
 	u := "http://" + l.Addr().String()
 	_ = l.Close()
 	return u
+}
+
+// Held is what the emulated node holds in EC2: its attached ENIs and their
+// pod addresses (secondary addresses, and 16 per /28 prefix; never an ENI's
+// primary address).
+func Held(sim *ec2sim.Sim) (enis, addrs int) {
+	for _, e := range sim.State().ENIs {
+		if e.DeviceIndex < 0 {
+			continue
+		}
+		enis++
+		for _, ip := range e.Secondary {
+			if ip != e.PrimaryIP {
+				addrs++
+			}
+		}
+		addrs += len(e.Prefixes) * pool.PrefixSize
+	}
+	return enis, addrs
 }

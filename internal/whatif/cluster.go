@@ -45,24 +45,10 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 	acct := NewAccount()
 	res := ClusterResult{Setting: s, Nodes: o.Nodes}
 	w := Bursts(o.PodsPerNode, o.PodsPerNode, time.Second)
-	var q runQueue
-	for i := range o.Nodes {
-		n, err := newModelNode(fmt.Sprintf("i-%08x", i), s.Env, o.Options)
-		if err != nil {
-			return res, err
-		}
-		no := o.Options
-		if !o.Together {
-			no.TimerPhase = time.Duration(int64(s.Interval) * int64(i) / int64(o.Nodes))
-		}
-		r := newRunner(n, w, s, no, acct)
-		r.id = n.id
-		if err := r.start(); err != nil {
-			return res, err
-		}
-		q = append(q, r)
+	q, err := startNodes(s, o, w, acct)
+	if err != nil {
+		return res, err
 	}
-	heap.Init(&q)
 	// At rest is the second half of the rest period: by then the scale-up
 	// and the confirmations after it are over.
 	runEnd := w.End() + o.Rest + 5*time.Minute + 4*s.Interval
@@ -77,17 +63,13 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if done {
-			_ = r.finish() // pods left unserved are counted, not an error, in a cluster
-			res.ScaleUp = max(res.ScaleUp, r.res.MaxWait)
-			res.Unserved += r.res.Unserved
-			res.Wasted += r.res.Wasted
-			res.NoBudget += r.res.NoBudget
-			res.BudgetWait = max(res.BudgetWait, r.res.BudgetWait)
-			heap.Pop(&q)
+		if !done {
+			heap.Fix(&q, 0)
 			continue
 		}
-		heap.Fix(&q, 0)
+		_ = r.finish() // pods left unserved are counted, not an error, in a cluster
+		res.add(r.res)
+		heap.Pop(&q)
 	}
 	res.Calls, res.Throttled = acct.Calls, acct.Throttled
 	rest := runEnd - restFrom
@@ -97,6 +79,39 @@ func Cluster(s Setting, o ClusterOptions) (ClusterResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// startNodes boots the cluster's nodes on one account, their timers spread
+// over the interval unless they boot together.
+func startNodes(s Setting, o ClusterOptions, w Workload, acct *Account) (runQueue, error) {
+	var q runQueue
+	for i := range o.Nodes {
+		n, err := newModelNode(fmt.Sprintf("i-%08x", i), s.Env, o.Options)
+		if err != nil {
+			return nil, err
+		}
+		no := o.Options
+		if !o.Together {
+			no.TimerPhase = time.Duration(int64(s.Interval) * int64(i) / int64(o.Nodes))
+		}
+		r := newRunner(n, w, s, no, acct)
+		r.id = n.id
+		if err := r.start(); err != nil {
+			return nil, err
+		}
+		q = append(q, r)
+	}
+	heap.Init(&q)
+	return q, nil
+}
+
+// add folds one node's result into the cluster's.
+func (res *ClusterResult) add(r Result) {
+	res.ScaleUp = max(res.ScaleUp, r.MaxWait)
+	res.Unserved += r.Unserved
+	res.Wasted += r.Wasted
+	res.NoBudget += r.NoBudget
+	res.BudgetWait = max(res.BudgetWait, r.BudgetWait)
 }
 
 func clone(m map[string]int) map[string]int {

@@ -158,18 +158,35 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 
 // apply makes an action's calls and, when they all succeed, what they do.
 func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
-	var calls []string
-	switch a.Kind {
-	case pool.CreateENI:
-		calls = []string{"CreateNetworkInterface", "AttachNetworkInterface", "ModifyNetworkInterfaceAttribute"}
-	case pool.Assign:
-		calls = []string{"AssignPrivateIpAddresses"}
-	case pool.Unassign:
-		calls = []string{"UnassignPrivateIpAddresses"}
-	case pool.DeleteENI:
-		calls = []string{"DetachNetworkInterface", "DeleteNetworkInterface"}
+	if !n.makeCalls(a, acct, res) {
+		return false
 	}
-	for _, c := range calls {
+	if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
+		n.throttles = 0
+	}
+	n.effect(a)
+	return true
+}
+
+// actionCalls are the EC2 calls reconcile makes for an action of kind k.
+func actionCalls(k pool.ActionKind) []string {
+	switch k {
+	case pool.CreateENI:
+		return []string{"CreateNetworkInterface", "AttachNetworkInterface", "ModifyNetworkInterfaceAttribute"}
+	case pool.Assign:
+		return []string{"AssignPrivateIpAddresses"}
+	case pool.Unassign:
+		return []string{"UnassignPrivateIpAddresses"}
+	case pool.DeleteENI:
+		return []string{"DetachNetworkInterface", "DeleteNetworkInterface"}
+	}
+	return nil
+}
+
+// makeCalls makes a's calls in order; false at the first that fails, after
+// what reconcile does then (undo a create whose attach failed, back off).
+func (n *modelNode) makeCalls(a pool.Action, acct *Account, res *passResult) bool {
+	for _, c := range actionCalls(a.Kind) {
 		out := n.call(c, acct, res)
 		if out == callOK {
 			continue
@@ -188,9 +205,11 @@ func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
 		}
 		return false
 	}
-	if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
-		n.throttles = 0
-	}
+	return true
+}
+
+// effect is what a's calls, all answered, do to the node's ENIs.
+func (n *modelNode) effect(a pool.Action) {
 	now := n.clock.t
 	switch a.Kind {
 	case pool.CreateENI:
@@ -206,7 +225,6 @@ func (n *modelNode) apply(a pool.Action, acct *Account, res *passResult) bool {
 	case pool.DeleteENI:
 		n.snap.ENIs = slices.DeleteFunc(n.snap.ENIs, func(e pool.ENI) bool { return e.ID == a.ENIID })
 	}
-	return true
 }
 
 // backOff holds growth back after EC2 throttled it, as reconcile does

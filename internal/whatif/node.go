@@ -15,6 +15,7 @@ import (
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -178,32 +179,19 @@ func (n *node) pass(growOnly bool, acct *Account) (passResult, error) {
 	return res, nil
 }
 
-// take gives key an address as the plugin's ADD does; ok false if none is
+// take gives key an address through the plugin's own ADD transaction, with
+// the knobs resolved now from the node's environment; ok false if none is
 // free. low reports that the pool is under its free target afterwards.
 func (n *node) take(key string) (ok, low bool, err error) {
-	now := n.clock.Now()
-	err = n.st.Update(func(tx *store.Tx) error {
-		s, err := tx.Settings()
-		if err != nil {
-			return err
-		}
-		node, _, err := tx.Node()
-		if err != nil {
-			return err
-		}
-		_, terr := tx.Take(store.Assignment{Key: key}, now, s.Effective.Cooldown)
-		if terr != nil {
-			if isNoFree(terr) {
-				return nil
-			}
-			return terr
-		}
-		ok = true
-		enough, err := tx.AvailableAtLeast(pool.FreeTarget(node.Limits, s.Effective), now, s.Effective.Cooldown)
-		low = !enough
-		return err
-	})
-	return ok, low, err
+	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
+		e, err := settings.Resolve(o, settings.Inputs{Env: n.runner.Env})
+		return reconcile.OnNode(e.Pool, node), err
+	}
+	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), knobs, false) // the run coalesces refills itself
+	if isNoFree(err) {
+		return false, false, nil
+	}
+	return err == nil, res.Low, err
 }
 
 // wait registers key as a waiting ADD (or drops it).

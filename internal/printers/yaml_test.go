@@ -1,4 +1,4 @@
-package commands
+package printers
 
 import (
 	"encoding/json"
@@ -8,18 +8,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// writeYAML's output must read back (with a real YAML parser, test-only) as
+// WriteYAML's output must read back (with a real YAML parser, test-only) as
 // the same document as the JSON form.
 func TestWriteYAMLReadsBackAsTheJSON(t *testing.T) {
 	v := map[string]any{
 		"name": "pool", "count": 3, "ratio": 0.5, "ok": true, "none": nil,
 		"tricky": []string{"yes", "no", "1.0", "a: b", "- x", "#c", "", "quote\"d", "multi\nline", "ünï"},
 		"nested": map[string]any{"list": []any{map[string]any{"a": 1}, []int{}, map[string]any{}}, "empty": map[string]any{}},
-		"status": PoolStatus{ENIs: []ENIStatus{}, Knobs: nil},
-		"yes":    1, "1st": 2, "a b": 3, "x:y": 4, "": 5, "Null": 6,
+		"status": struct {
+			ENIs  []string `json:"enis"`
+			Knobs []string `json:"knobs"`
+			Took  Duration `json:"took"`
+		}{ENIs: []string{}, Took: Duration(1500)},
+		"yes": 1, "1st": 2, "a b": 3, "x:y": 4, "": 5, "Null": 6,
 	}
 	var b strings.Builder
-	if err := writeYAML(&b, v); err != nil {
+	if err := WriteYAML(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	fromYAML, err := yaml.YAMLToJSON([]byte(b.String()))

@@ -1,4 +1,4 @@
-package commands
+package rebuild
 
 import (
 	"encoding/json"
@@ -9,10 +9,10 @@ import (
 	"vpc-cni/netns"
 )
 
-// cniCached is the part of libcni's result cache (<cache dir>/results/
+// CacheEntry is the part of libcni's result cache (<cache dir>/results/
 // <network>-<container ID>-<interface>) that names a pod's interface: what
 // containerd and CRI-O keep so they can DEL after a restart.
-type cniCached struct {
+type CacheEntry struct {
 	ContainerID string      `json:"containerId"`
 	IfName      string      `json:"ifName"`
 	NetworkName string      `json:"networkName"`
@@ -25,7 +25,7 @@ type cniCached struct {
 	} `json:"result"`
 }
 
-func (c cniCached) arg(name string) string {
+func (c CacheEntry) arg(name string) string {
 	for _, kv := range c.CniArgs {
 		if kv[0] == name {
 			return kv[1]
@@ -34,7 +34,7 @@ func (c cniCached) arg(name string) string {
 	return ""
 }
 
-func (c cniCached) hasIP(ip netip.Addr) bool {
+func (c CacheEntry) hasIP(ip netip.Addr) bool {
 	for _, a := range c.Result.IPs {
 		if p, err := netip.ParsePrefix(a.Address); err == nil && p.Addr() == ip {
 			return true
@@ -43,13 +43,13 @@ func (c cniCached) hasIP(ip netip.Addr) bool {
 	return false
 }
 
-// readCNICache reads every entry of dir it can parse; a missing dir is none.
-func readCNICache(dir string) []cniCached {
+// ReadCNICache reads every entry of dir it can parse; a missing dir is none.
+func ReadCNICache(dir string) []CacheEntry {
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	var out []cniCached
+	var out []CacheEntry
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
-		var c cniCached
+		var c CacheEntry
 		if err == nil && json.Unmarshal(raw, &c) == nil && c.ContainerID != "" && c.IfName != "" {
 			out = append(out, c)
 		}
@@ -57,9 +57,9 @@ func readCNICache(dir string) []cniCached {
 	return out
 }
 
-// matchCache finds the entry of w: its address in the result, and its
+// MatchCache finds the entry of w: its address in the result, and its
 // namespace and interface when the entry records them.
-func matchCache(cache []cniCached, w netns.PodWiring) (cniCached, bool) {
+func MatchCache(cache []CacheEntry, w netns.PodWiring) (CacheEntry, bool) {
 	for _, c := range cache {
 		if !c.hasIP(w.IP) {
 			continue
@@ -68,5 +68,5 @@ func matchCache(cache []cniCached, w netns.PodWiring) (cniCached, bool) {
 			return c, true
 		}
 	}
-	return cniCached{}, false
+	return CacheEntry{}, false
 }

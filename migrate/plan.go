@@ -1,4 +1,4 @@
-package commands
+package migrate
 
 import (
 	"fmt"
@@ -9,12 +9,13 @@ import (
 	"vpc-cni/cloud"
 	"vpc-cni/internal/awsnode"
 	"vpc-cni/netns"
+	"vpc-cni/status"
 	"vpc-cni/store"
 )
 
-// MigratedPod is one pod interface of the checkpoint (or wired in the
+// Pod is one pod interface of the checkpoint (or wired in the
 // kernel without it) and what migrate does with it.
-type MigratedPod struct {
+type Pod struct {
 	Key      string `json:"key"`
 	IP       string `json:"ip"`
 	ENI      string `json:"eni,omitempty"`
@@ -29,7 +30,7 @@ type MigratedPod struct {
 // assignments, checked against the kernel and EC2.
 type migration struct {
 	adopt []store.Assignment // the checkpoint's live pods
-	pods  []MigratedPod      // every checkpoint pod, adopted or not
+	pods  []Pod              // every checkpoint pod, adopted or not
 	// unlisted are pod veths with a /32 route the checkpoint does not name:
 	// restored as `state rebuild` restores them, so their addresses are
 	// never handed out again.
@@ -53,7 +54,7 @@ func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENI
 	for _, p := range pods {
 		veth := netns.HostVethNameWith(prefix, p.Namespace, p.Name, p.ContainerID) // aws-node's AWS_VPC_K8S_CNI_VETHPREFIX, carried
 		named[veth] = true
-		out := MigratedPod{Key: p.Key(), IP: p.IP.String(), HostVeth: veth, Pod: podName(p.Namespace, p.Name)}
+		out := Pod{Key: p.Key(), IP: p.IP.String(), HostVeth: veth, Pod: status.PodName(p.Namespace, p.Name)}
 		w, wiredUp := byVeth[veth]
 		eni, onNode := owner[p.IP]
 		switch {
@@ -136,7 +137,7 @@ func alreadyMigrated(have []store.Assignment, m migration) bool {
 }
 
 // sortedPods orders the output by address.
-func sortedPods(pods []MigratedPod) []MigratedPod {
+func sortedPods(pods []Pod) []Pod {
 	sort.SliceStable(pods, func(i, j int) bool {
 		a, _ := netip.ParseAddr(pods[i].IP)
 		b, _ := netip.ParseAddr(pods[j].IP)

@@ -1,4 +1,4 @@
-package commands
+package install
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"vpc-cni/plugin"
 	"vpc-cni/settings"
 )
 
@@ -13,7 +14,7 @@ import (
 // to 1.0.0, so the list is 1.0.0 while the plugin speaks all three.
 const conflistCNIVersion = "1.0.0"
 
-var conflistCNIVersions = []string{"0.4.0", "1.0.0", "1.1.0"}
+var conflistCNIVersions = plugin.CNIVersions()
 
 // Chained plugins, added only when their binaries are in the CNI bin dir
 // (the runtime would otherwise fail every ADD on a missing plugin).
@@ -51,11 +52,11 @@ func (in *installer) conflistFor(sets *settings.File, present func(string) bool)
 	if v, _, ok := (settings.Inputs{File: sets}).Lookup(settings.ENIMTU); ok {
 		mtu, _ = strconv.Atoi(v) // validated by parseSets
 	}
-	self := pluginEntry{Type: PluginName, MTU: mtu, StateDir: in.stateDir, LogFile: logDir + "/plugin.log",
+	self := pluginEntry{Type: plugin.Name, MTU: mtu, StateDir: in.StateDir, LogFile: logDir + "/plugin.log",
 		LogLevel: "info", InlineGrow: true, BackgroundReconcile: true,
 		Timeouts: map[string]string{"add": "60s", "del": "20s", "check": "10s", "status": "2s"}}
-	if in.config != settings.DefaultFile {
-		self.ConfigFile = in.config
+	if in.Config != settings.DefaultFile {
+		self.ConfigFile = in.Config
 	}
 	doc := conflistDoc{CNIVersion: conflistCNIVersion, CNIVersions: conflistCNIVersions, Name: "vpc", Plugins: []any{self}}
 	var missing []string
@@ -73,16 +74,16 @@ func (in *installer) conflistFor(sets *settings.File, present func(string) bool)
 // conflist writes the network configuration: the last step.
 func (in *installer) conflist(sets *settings.File) error {
 	present := func(name string) bool {
-		fi, err := os.Stat(in.at(filepath.Join(in.cniBin, name)))
+		fi, err := os.Stat(in.at(filepath.Join(in.CNIBin, name)))
 		return err == nil && fi.Mode().IsRegular()
 	}
 	data, missing := in.conflistFor(sets, present)
 	for _, m := range missing {
 		in.say("warning: %s not chained: no %s in %s (install the CNI plugins and run vpcctl install again)",
-			m, filepath.Join(in.cniBin, m), in.cniBin)
+			m, filepath.Join(in.CNIBin, m), in.CNIBin)
 	}
-	for _, n := range earlierConfigs(in.at(in.cniConf)) {
+	for _, n := range earlierConfigs(in.at(in.CNIConf)) {
 		in.say("warning: %s sorts before %s: the runtime uses the first file, so it, not vpc-cni, serves pods", n, conflistName)
 	}
-	return in.file(filepath.Join(in.cniConf, conflistName), data, 0o644)
+	return in.file(filepath.Join(in.CNIConf, conflistName), data, 0o644)
 }

@@ -1,4 +1,4 @@
-package commands
+package migrate
 
 import (
 	"net/netip"

@@ -1,9 +1,9 @@
-package commands
+package install
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,48 +11,75 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"vpc-cni/deploy"
 	"vpc-cni/internal/atomicfile"
-	"vpc-cni/reconcile"
+	"vpc-cni/internal/printers"
+	"vpc-cni/internal/usage"
+	"vpc-cni/plugin"
 	"vpc-cni/settings"
+	"vpc-cni/status"
 	"vpc-cni/store"
 )
 
-const defaultInstallTimeout = 2 * time.Minute
+// Options are an install's inputs beyond the layout.
+type Options struct {
+	Timer      string   // what runs the reconcile: systemd, cron or none
+	Sets       []string // KEY=VALUE for a new configuration file
+	ConfigFrom string   // replace the configuration file with this file's content
+	Env        settings.Lookup
+	// FirstPass runs the first reconcile under the lock (the CLI wires it
+	// to EC2 and bounds it by --timeout); its error is worded for the
+	// operator and ends the install.
+	FirstPass func(st *store.Store, knobs settings.Inputs) (Pass, error)
+}
 
-// install runs the steps in order; the conflist comes last and only when
-// the pool can serve a pod, so the runtime never reports a node ready that
-// would fail its first ADD.
-func (in *installer) install(c *cli.Context) error {
-	timer := c.String("timer")
-	if timer != "systemd" && timer != "cron" && timer != "none" {
-		return usagef("--timer %q: must be systemd, cron or none", timer)
-	}
-	sets, err := parseSets(c.StringSlice("set"))
+// Pass is what the first reconcile did, as install reports it.
+type Pass struct {
+	Calls  []string // EC2 calls made
+	Failed []string // what failed in the pass
+	Acted  bool     // it changed something
+}
+
+// Install runs the steps in order, printing each on out; the conflist comes
+// last and only when the pool can serve a pod, so the runtime never reports
+// a node ready that would fail its first ADD.
+func Install(l Layout, o Options, out io.Writer) (Report, error) {
+	in, err := newInstaller(l, out)
 	if err != nil {
-		return err
+		return Report{}, err
 	}
-	bin, err := executable()
+	steps, err := in.installSteps(o)
 	if err != nil {
-		return err
-	}
-	steps := []func() error{
-		func() error { return in.file(filepath.Join(in.cniBin, PluginName), bin, 0o755) },
-		func() error { return in.file(in.cli(), bin, 0o755) },
-		func() error { return in.configFile(sets, c.String("config-from")) },
-		func() error { return in.scheduler(timer) },
-		func() error { return in.firstReconcile(c) },
-		func() error { return in.conflist(sets) },
+		return Report{}, err
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return err
+			return Report{"installed", in.changed}, err
 		}
 	}
-	in.sum("installed")
-	return nil
+	return Report{"installed", in.changed}, nil
+}
+
+func (in *installer) installSteps(o Options) ([]func() error, error) {
+	if o.Timer != "systemd" && o.Timer != "cron" && o.Timer != "none" {
+		return nil, usage.Errorf("--timer %q: must be systemd, cron or none", o.Timer)
+	}
+	sets, err := parseSets(o.Sets)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := executable()
+	if err != nil {
+		return nil, err
+	}
+	return []func() error{
+		func() error { return in.file(filepath.Join(in.CNIBin, plugin.Name), bin, 0o755) },
+		func() error { return in.file(in.cli(), bin, 0o755) },
+		func() error { return in.configFile(sets, o.ConfigFrom) },
+		func() error { return in.scheduler(o.Timer) },
+		func() error { return in.firstReconcile(o) },
+		func() error { return in.conflist(sets) },
+	}, nil
 }
 
 // file writes one file atomically unless it already holds these bytes.
@@ -75,10 +102,10 @@ func (in *installer) file(hostPath string, data []byte, perm fs.FileMode) error 
 func parseSets(sets []string) (*settings.File, error) {
 	f, err := settings.ParseFile("--set", []byte(strings.Join(sets, "\n")))
 	if err != nil {
-		return nil, asUsage(err)
+		return nil, usage.Wrap(err)
 	}
 	if _, err := settings.Resolve(settings.Overrides{}, settings.Inputs{File: f}); err != nil {
-		return nil, asUsage(err)
+		return nil, usage.Wrap(err)
 	}
 	return f, nil
 }
@@ -90,18 +117,18 @@ func (in *installer) configFile(sets *settings.File, from string) error {
 	if from != "" {
 		return in.configFrom(from)
 	}
-	p := in.at(in.config)
+	p := in.at(in.Config)
 	old, err := settings.ReadFile(p, false)
 	if err != nil {
 		return err
 	}
 	if _, statErr := os.Stat(p); statErr == nil {
-		in.say("kept       %s (it exists; edit it to change the knobs)", in.config)
+		in.say("kept       %s (it exists; edit it to change the knobs)", in.Config)
 		for _, k := range settings.FileKeys {
 			want, _, given := (settings.Inputs{File: sets}).Lookup(k)
 			have, _, _ := (settings.Inputs{File: old}).Lookup(k)
 			if given && want != have {
-				in.say("warning: --set %s=%s not applied: %s has %q", k, want, in.config, have)
+				in.say("warning: --set %s=%s not applied: %s has %q", k, want, in.Config, have)
 			}
 		}
 		return nil
@@ -116,7 +143,7 @@ func (in *installer) configFile(sets *settings.File, from string) error {
 	if len(given) > 0 {
 		text += "\n# Set by vpcctl install:\n" + strings.Join(given, "\n") + "\n"
 	}
-	return in.file(in.config, []byte(text), 0o644)
+	return in.file(in.Config, []byte(text), 0o644)
 }
 
 // configFrom replaces the configuration file with a source that owns it
@@ -124,16 +151,16 @@ func (in *installer) configFile(sets *settings.File, from string) error {
 func (in *installer) configFrom(from string) error {
 	data, err := os.ReadFile(from)
 	if err != nil {
-		return usagef("--config-from: %v", err)
+		return usage.Errorf("--config-from: %v", err)
 	}
 	f, err := settings.ParseFile(from, data)
 	if err == nil {
 		_, err = settings.Resolve(settings.Overrides{}, settings.Inputs{File: f})
 	}
 	if err != nil {
-		return asUsage(err)
+		return usage.Wrap(err)
 	}
-	return in.file(in.config, data, 0o644)
+	return in.file(in.Config, data, 0o644)
 }
 
 // scheduler installs what runs `vpcctl reconcile` every interval.
@@ -141,10 +168,10 @@ func (in *installer) scheduler(timer string) error {
 	switch timer {
 	case "systemd":
 		changedBefore := in.changed
-		if err := in.file(filepath.Join(unitDir, serviceName), []byte(in.unit(deploy.Service)), 0o644); err != nil {
+		if err := in.file(filepath.Join(unitDir, ServiceName), []byte(in.unit(deploy.Service)), 0o644); err != nil {
 			return err
 		}
-		if err := in.file(filepath.Join(unitDir, timerName), []byte(deploy.Timer), 0o644); err != nil {
+		if err := in.file(filepath.Join(unitDir, TimerName), []byte(deploy.Timer), 0o644); err != nil {
 			return err
 		}
 		return in.enableTimer(in.changed > changedBefore)
@@ -157,13 +184,13 @@ func (in *installer) scheduler(timer string) error {
 
 // unit is the shipped service with this install's paths.
 func (in *installer) unit(text string) string {
-	if in.stateDir != store.DefaultDir {
-		text = strings.ReplaceAll(text, store.DefaultDir, in.stateDir)
+	if in.StateDir != store.DefaultDir {
+		text = strings.ReplaceAll(text, store.DefaultDir, in.StateDir)
 	}
-	if in.config != settings.DefaultFile {
-		text = strings.ReplaceAll(text, "reconcile ", "--config "+in.config+" reconcile ")
+	if in.Config != settings.DefaultFile {
+		text = strings.ReplaceAll(text, "reconcile ", "--config "+in.Config+" reconcile ")
 	}
-	return strings.ReplaceAll(text, cliPath, in.cli())
+	return strings.ReplaceAll(text, CLIPath, in.cli())
 }
 
 // cronFile runs a pass every 30 s, as the timer does (cron's unit is a minute).
@@ -187,7 +214,7 @@ func (in *installer) unitCommand() string {
 // systemdSkipped says why systemctl is not run, or "" when it may be.
 func (in *installer) systemdSkipped() string {
 	if in.underRoot() {
-		return "--root " + in.root + " is not the running system"
+		return "--root " + in.Root + " is not the running system"
 	}
 	if _, err := exec.LookPath("systemctl"); err != nil {
 		return "systemctl not found"
@@ -202,78 +229,62 @@ func (in *installer) systemdSkipped() string {
 // units as written.
 func (in *installer) enableTimer(unitsChanged bool) error {
 	if why := in.systemdSkipped(); why != "" {
-		in.say("skipped    systemctl enable --now %s (%s)", timerName, why)
+		in.say("skipped    systemctl enable --now %s (%s)", TimerName, why)
 		return nil
 	}
-	enabled := exec.Command("systemctl", "is-enabled", "--quiet", timerName).Run() == nil
-	active := exec.Command("systemctl", "is-active", "--quiet", timerName).Run() == nil
+	enabled := exec.Command("systemctl", "is-enabled", "--quiet", TimerName).Run() == nil
+	active := exec.Command("systemctl", "is-active", "--quiet", TimerName).Run() == nil
 	if enabled && active && !unitsChanged {
-		in.say("unchanged  %s enabled and active", timerName)
+		in.say("unchanged  %s enabled and active", TimerName)
 		return nil
 	}
-	for _, args := range [][]string{{"daemon-reload"}, {"enable", "--now", timerName}} {
+	for _, args := range [][]string{{"daemon-reload"}, {"enable", "--now", TimerName}} {
 		if out, err := exec.Command("systemctl", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 		}
 	}
 	in.changed++
-	in.say("enabled    %s", timerName)
+	in.say("enabled    %s", TimerName)
 	return nil
 }
 
 // firstReconcile fills the pool and checks it can serve a pod: a free
 // address after the pass. Without one the conflist is not written.
-func (in *installer) firstReconcile(c *cli.Context) error {
-	knobs, st, err := in.openNode()
+func (in *installer) firstReconcile(o Options) error {
+	knobs, st, err := in.openNode(o.Env)
 	if err != nil {
 		return err
 	}
-	timeout := c.Duration("timeout")
-	ctx, cancel := passContext(c.Context, timeout)
-	defer cancel()
-	unlock, _, err := st.LockReconcile(true, timeout)
-	if err != nil {
-		return fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
-	}
-	rep, err := in.reconcileOnce(ctx, st, knobs)
-	unlock()
-	if err != nil {
-		return fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; fix it and run vpcctl install again", classifyRunError(ctx, err))
-	}
-	status, err := loadStatus(st, knobs, time.Now())
+	rep, err := o.FirstPass(st, knobs)
 	if err != nil {
 		return err
 	}
-	if status.Figures.Free == 0 {
+	s, err := status.Load(st, knobs, time.Now())
+	if err != nil {
+		return err
+	}
+	if s.Figures.Free == 0 {
 		return fmt.Errorf("after the first reconcile the pool has no free address (%s), so the conflist is not written; see vpcctl pool status and run vpcctl install again",
 			strings.Join(append(rep.Failed, "no failure reported"), "; "))
 	}
-	if acted(rep) {
+	if rep.Acted {
 		in.changed++
 	}
-	in.say("reconciled pool: %d free address(es); EC2 calls %s", status.Figures.Free, countCalls(rep.Calls))
+	in.say("reconciled pool: %d free address(es); EC2 calls %s", s.Figures.Free, printers.CountCalls(rep.Calls))
 	return nil
 }
 
-func (in *installer) reconcileOnce(ctx context.Context, st *store.Store, knobs settings.Inputs) (*reconcile.Report, error) {
-	runner, err := newRunner(ctx, st, knobs)
-	if err != nil {
-		return nil, err
-	}
-	return runner.Run(ctx, reconcile.Options{})
-}
-
 // openNode reads the installed configuration file and opens the state.
-func (in *installer) openNode() (settings.Inputs, *store.Store, error) {
-	f, err := settings.ReadFile(in.at(in.config), true)
+func (in *installer) openNode(env settings.Lookup) (settings.Inputs, *store.Store, error) {
+	f, err := settings.ReadFile(in.at(in.Config), true)
 	if err != nil {
-		return settings.Inputs{}, nil, asUsage(err)
+		return settings.Inputs{}, nil, usage.Wrap(err)
 	}
-	st, err := store.Open(in.at(in.stateDir), store.Options{})
+	st, err := store.Open(in.at(in.StateDir), store.Options{})
 	if err != nil {
-		return settings.Inputs{}, nil, fmt.Errorf("state dir %s: %w", in.at(in.stateDir), err)
+		return settings.Inputs{}, nil, fmt.Errorf("state dir %s: %w", in.at(in.StateDir), err)
 	}
-	return settings.Inputs{Env: envLookup, File: f}, st, nil
+	return settings.Inputs{Env: env, File: f}, st, nil
 }
 
 // earlierConfigs are network configurations the runtime would pick before

@@ -1,4 +1,4 @@
-package commands
+package printers
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-// writeYAML prints v as YAML with the field names of its JSON form. Strings
+// WriteYAML prints v as YAML with the field names of its JSON form. Strings
 // are double-quoted JSON strings, which YAML reads as they are, so no quoting
 // rule can be got wrong. (A YAML library would cost every plugin run its
 // package initialisation, since the CLI and the plugin are one binary.)
-func writeYAML(w io.Writer, v any) error {
+func WriteYAML(w io.Writer, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err

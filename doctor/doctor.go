@@ -1,0 +1,169 @@
+// Package doctor checks a node: the state file, the last reconcile, EC2
+// intents, the ENIs' host side, growth, the host wiring and the node rules.
+// Every check reads; none writes. Each finding says what was checked and,
+// when it fails, what to do.
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/podgc"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/status"
+	"vpc-cni/store"
+)
+
+// Finding is one doctor check's outcome.
+type Finding struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// staleAfter: with a 30 s timer, a last pass older than this means the timer
+// (or EC2 access) is broken.
+const staleAfter = 5 * time.Minute
+
+// Report is every check's finding, in the order they ran.
+type Report []Finding
+
+// Failed is the first failed finding, or nil when every check passed.
+func (r Report) Failed() *Finding {
+	for i := range r {
+		if !r[i].OK {
+			return &r[i]
+		}
+	}
+	return nil
+}
+
+// Run runs every check with the knobs as the caller resolves them (in).
+func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
+	s, err := status.Load(st, in, now)
+	if errors.Is(err, store.ErrDamaged) {
+		return []Finding{checkStore(st)} // the whole walk, not only where status read
+	}
+	if err != nil {
+		return []Finding{{"state file", false, err.Error()}}
+	}
+	if !s.Initialized && s.LastReconcile != nil {
+		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(s, now)}
+	}
+	if !s.Initialized {
+		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
+	}
+	return []Finding{checkStore(st), checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s),
+		checkGrowth(s), checkGarbage(st, in), checkNodeRules(s)}
+}
+
+// checkStore walks every page of the file (a damaged page is found even
+// where no status read reaches), then the store's own invariants.
+func checkStore(st *store.Store) Finding {
+	if err := st.CheckFile(); err != nil {
+		return Finding{"state file", false, err.Error()}
+	}
+	if err := st.View(func(tx *store.Tx) error { return tx.Check() }); err != nil {
+		return Finding{"state file", false, err.Error() + "; keep a copy of state.db and report it, then run `vpcctl state rebuild`"}
+	}
+	return Finding{"state file", true, st.Path() + " is consistent; every page is readable"}
+}
+
+func checkLastReconcile(s status.PoolStatus, now time.Time) Finding {
+	r := s.LastReconcile
+	switch {
+	case r == nil:
+		return Finding{"last reconcile", false, "none recorded; run 'vpcctl reconcile'"}
+	case r.Error != "":
+		return Finding{"last reconcile", false, fmt.Sprintf("failed %s ago: %s. Likely cause (%s): %s",
+			now.Sub(r.Time).Round(time.Second), r.Error, r.Cause, likelyCause(r.Cause))}
+	case now.Sub(r.Time) > staleAfter:
+		return Finding{"last reconcile", false, fmt.Sprintf("the last pass (it succeeded) was %s ago; every pass, failed ones too, "+
+			"is recorded, so no pass has run since: is vpc-cni-reconcile.timer running? (systemctl status vpc-cni-reconcile.timer)",
+			now.Sub(r.Time).Round(time.Second))}
+	}
+	return Finding{"last reconcile", true, fmt.Sprintf("%s ago, took %s", now.Sub(r.Time).Round(time.Second), r.Duration.Std().Round(time.Millisecond))}
+}
+
+// likelyCause says what a failed pass's cause (reconcile.Cause) usually
+// means on a node, and what to do: reconcile's table of causes.
+func likelyCause(cause string) string {
+	c, _ := reconcile.CauseOf(cause)
+	return c.Meaning + ": " + c.Action
+}
+
+func checkIntents(st *store.Store, now time.Time) Finding {
+	var intents []store.Intent
+	err := st.View(func(tx *store.Tx) (err error) { intents, err = tx.Intents(); return err })
+	if err != nil {
+		return Finding{"EC2 intents", false, err.Error()}
+	}
+	for _, in := range intents {
+		if now.Sub(in.Started) > staleAfter {
+			return Finding{"EC2 intents", false, fmt.Sprintf("%s intent %s from %s is unsettled; the next reconcile repairs it",
+				in.Kind, in.ID, in.Started.Format(time.RFC3339))}
+		}
+	}
+	return Finding{"EC2 intents", true, fmt.Sprintf("%d in flight", len(intents))}
+}
+
+func checkENIsReady(s status.PoolStatus) Finding {
+	for _, e := range s.ENIs {
+		if !e.Ready {
+			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
+				e.ID, e.DeviceIndex, e.MAC)}
+		}
+	}
+	return Finding{"ENIs", true, fmt.Sprintf("%d ready", len(s.ENIs))}
+}
+
+func checkGrowth(s status.PoolStatus) Finding {
+	switch {
+	case s.NoProvisioning != "": // the operator's choice, not a fault
+		return Finding{"growth", true, fmt.Sprintf("off (%s): %d free", s.NoProvisioning, s.Figures.Free)}
+	case s.GrowBlocked != "":
+		return Finding{"growth", false, "blocked " + s.GrowBlocked}
+	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
+		return Finding{"growth", false, fmt.Sprintf("no free address and a shortfall of %d; pods wait for an inline grow", s.Figures.Shortfall)}
+	}
+	return Finding{"growth", true, fmt.Sprintf("%d free, shortfall %d", s.Figures.Free, s.Figures.Shortfall)}
+}
+
+// checkGarbage is `vpcctl gc --dry-run`.
+func checkGarbage(st *store.Store, in settings.Inputs) Finding {
+	prefix, err := settings.VethPrefixOf(in) // the plugin names pods' veths with it
+	if err != nil {
+		return Finding{"host wiring", false, err.Error()}
+	}
+	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, true, time.Now())
+	if errors.Is(err, store.ErrNotInitialized) {
+		err = nil
+	}
+	switch {
+	case err != nil:
+		return Finding{"host wiring", false, err.Error()}
+	case len(rep.Released)+len(rep.Leftovers) > 0:
+		return Finding{"host wiring", false, fmt.Sprintf("%d stale assignments and %d leftovers; 'vpcctl gc' removes them",
+			len(rep.Released), len(rep.Leftovers))}
+	}
+	return Finding{"host wiring", true, "every pod's wiring has an owner"}
+}
+
+// Rows is the table form of the report.
+func (r Report) Rows(t *printers.Table) {
+	t.Row("CHECK", "OK", "DETAIL")
+	for _, f := range r {
+		t.Row(f.Check, printers.YesNo(f.OK), f.Detail)
+	}
+}
+
+func checkNodeRules(s status.PoolStatus) Finding {
+	r := s.NodeRules
+	if r == nil {
+		return Finding{"node rules", false, "node not learnt"}
+	}
+	return Finding{"node rules", r.InPlace, r.Detail}
+}

@@ -1,0 +1,63 @@
+package doctor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/settings"
+	"vpc-cni/status"
+	"vpc-cni/store"
+)
+
+// A state dir no pass has written says so, and that is a failure.
+func TestRunOnAFreshStateSaysNoReconcileHasRun(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Run(st, settings.Inputs{Env: func(string) (string, bool) { return "", false }}, time.Now())
+	f := rep.Failed()
+	if len(rep) != 1 || f == nil || f.Check != "node" || !strings.Contains(f.Detail, "no reconcile has run") {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+// A failed pass names its cause and what to do; a stale one points at the timer.
+func TestCheckLastReconcile(t *testing.T) {
+	now := time.Now()
+	pass := func(age time.Duration, err, cause string) status.PoolStatus {
+		return status.PoolStatus{LastReconcile: &status.LastPass{Time: now.Add(-age), Duration: printers.Duration(time.Second),
+			Error: err, Cause: cause}}
+	}
+	cases := []struct {
+		name string
+		s    status.PoolStatus
+		ok   bool
+		want string
+	}{
+		{"none", status.PoolStatus{}, false, "none recorded"},
+		{"throttled", pass(time.Minute, "RequestLimitExceeded", "throttled"), false, settings.EC2DescribeRate},
+		{"unknown cause", pass(time.Minute, "boom", "other"), false, "vpcctl events"},
+		{"stale", pass(time.Hour, "", ""), false, "vpc-cni-reconcile.timer"},
+		{"recent", pass(time.Minute, "", ""), true, "took 1s"},
+	}
+	for _, c := range cases {
+		f := checkLastReconcile(c.s, now)
+		if f.OK != c.ok || !strings.Contains(f.Detail, c.want) {
+			t.Errorf("%s: %+v, want ok=%v and %q", c.name, f, c.ok, c.want)
+		}
+	}
+}
+
+// The report is the first failure's, and a clean report has none.
+func TestReportFailedIsTheFirstFailure(t *testing.T) {
+	r := Report{{"a", true, ""}, {"b", false, "x"}, {"c", false, "y"}}
+	if f := r.Failed(); f == nil || f.Check != "b" {
+		t.Fatalf("failed %+v", f)
+	}
+	if f := (Report{{"a", true, ""}}).Failed(); f != nil {
+		t.Fatalf("failed %+v", f)
+	}
+}

@@ -1,0 +1,100 @@
+// Package printers writes the CLI's output in the -o formats every command
+// shares: an aligned table (wide with more columns), JSON and YAML with the
+// same field names, and the small words tables use.
+package printers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats are the -o values every command accepts ("text" is table).
+var Formats = []string{"table", "text", "wide", "json", "yaml"}
+
+// Render prints v as JSON or YAML (stable field names for scripts) or, for
+// the table formats, through tableFn.
+func Render(out io.Writer, format string, v any, tableFn func(*Table)) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		return WriteYAML(out, v)
+	}
+	t := &Table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), Wide: format == "wide"}
+	tableFn(t)
+	return t.w.Flush()
+}
+
+// Table writes aligned columns; Wide asks for every column (-o wide).
+type Table struct {
+	w    *tabwriter.Writer
+	Wide bool
+}
+
+// Row writes one line, a cell a value.
+func (t *Table) Row(cells ...any) {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		parts[i] = fmt.Sprint(c)
+	}
+	fmt.Fprintln(t.w, strings.Join(parts, "\t"))
+}
+
+// Blank writes an empty line between sections.
+func (t *Table) Blank() { fmt.Fprintln(t.w) }
+
+// YesNo is a table's boolean.
+func YesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// Dash is a table's empty cell.
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// FirstOf is a unless it is empty (or "/", an unnamed pod), else b.
+func FirstOf(a, b string) string {
+	if a != "" && a != "/" {
+		return a
+	}
+	return b
+}
+
+// CountCalls summarises a list of EC2 calls as "Action xN, ...".
+func CountCalls(calls []string) string {
+	m := map[string]int{}
+	for _, c := range calls {
+		m[c]++
+	}
+	return CallMap(m)
+}
+
+// CallMap is "Action xN, ..." in name order, or "none".
+func CallMap(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

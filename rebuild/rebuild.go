@@ -1,0 +1,182 @@
+// Package rebuild recreates a damaged or lost state file: the node, its ENIs
+// and addresses from EC2 (as a reconcile pass adopts them, with no plan and
+// no EC2 mutation), each running pod's assignment from the kernel's wiring,
+// named by the runtime's CNI result cache. migrate restores the pod veths
+// its checkpoint misses the same way, through Report.Restore.
+package rebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/netns"
+	"vpc-cni/reconcile"
+	"vpc-cni/store"
+)
+
+// Report is what `state rebuild` did; its JSON is the CLI's contract.
+type Report struct {
+	MovedAside string   `json:"movedAside,omitempty"` // where the old file went
+	ENIs       int      `json:"enis"`
+	Addresses  int      `json:"addresses"`
+	Pods       []Pod    `json:"pods"`
+	Findings   []string `json:"findings,omitempty"`
+	Failed     []string `json:"failed,omitempty"`
+	Calls      []string `json:"calls"`
+}
+
+// Pod is one pod interface found in the kernel.
+type Pod struct {
+	Key      string `json:"key"`
+	IP       string `json:"ip"`
+	HostVeth string `json:"hostVeth"`
+	Netns    string `json:"netns"`
+	Pod      string `json:"pod,omitempty"`
+	Note     string `json:"note,omitempty"` // what could not be recovered
+}
+
+// Options are a rebuild's inputs.
+type Options struct {
+	CNICacheDir string // the runtime's CNI cache (results/ under it)
+	Force       bool   // rebuild even a sound file
+	VethPrefix  string // AWS_VPC_K8S_CNI_VETHPREFIX: the pods' host veths start with it ("" is "eni")
+	// NewRunner makes the reconcile runner once the old file is aside
+	// (the CLI wires it to EC2, IMDS and the kernel, and words its errors).
+	NewRunner func() (*reconcile.Runner, error)
+}
+
+// Run reads the kernel first (the pods as they run), moves the old file
+// aside, then adopts EC2's truth and restores the pods in one transaction.
+// The caller holds the reconcile lock; st is opened lazily (the file may be
+// damaged).
+func Run(ctx context.Context, st *store.Store, o Options) (*Report, error) {
+	if err := checkNeeded(st, o.Force); err != nil {
+		return nil, err
+	}
+	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
+	}
+	cache := ReadCNICache(filepath.Join(o.CNICacheDir, "results"))
+	out := &Report{Pods: []Pod{}}
+	if out.MovedAside, err = moveAside(st.Path()); err != nil {
+		return nil, err
+	}
+	runner, err := o.NewRunner()
+	if err != nil {
+		return out, err
+	}
+	return out, out.adopt(ctx, runner, wired, cache)
+}
+
+// checkNeeded refuses to rebuild a sound file, or one it cannot judge,
+// unless forced.
+func checkNeeded(st *store.Store, force bool) error {
+	switch err := st.CheckFile(); {
+	case err == nil && !force:
+		return fmt.Errorf("%s is sound (vpcctl doctor checks it); use --force to rebuild it anyway", st.Path())
+	case err != nil && !errors.Is(err, store.ErrDamaged) && !errors.Is(err, store.ErrNotInitialized) && !force:
+		return fmt.Errorf("%w; use --force to move it aside and rebuild", err)
+	}
+	return nil
+}
+
+// adopt records EC2's node and the kernel's pods in one transaction.
+func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []netns.PodWiring, cache []CacheEntry) error {
+	now := time.Now()
+	rep, err := runner.Adopt(ctx, func(tx *store.Tx) error {
+		out.Pods, out.Failed = out.Pods[:0], nil
+		for _, w := range wired {
+			out.Restore(tx, w, cache, now)
+		}
+		snap, err := tx.Snapshot()
+		for _, e := range snap.ENIs {
+			out.ENIs++
+			for _, b := range e.Blocks {
+				out.Addresses += len(b.Addrs)
+			}
+		}
+		return err
+	})
+	if rep != nil {
+		out.Calls = rep.Calls
+		for _, f := range rep.Findings {
+			out.Findings = append(out.Findings, f.Message)
+		}
+		out.Failed = append(out.Failed, rep.Failed...)
+	}
+	return err
+}
+
+// Restore records one pod interface the kernel shows, named by its cache
+// entry when one matches, and adds it (and any failure) to the report.
+func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, now time.Time) {
+	p := Pod{IP: w.IP.String(), HostVeth: w.HostVeth, Netns: w.Netns}
+	defer func() { out.Pods = append(out.Pods, p) }()
+	if !w.IP.IsValid() {
+		p.Note = "no /32 route through it: a leftover, not restored (vpcctl gc removes it)"
+		return
+	}
+	a := store.Assignment{IP: w.IP, HostVeth: w.HostVeth, Netns: w.Netns, IfName: w.IfName}
+	if a.IfName == "" {
+		a.IfName = "eth0"
+	}
+	if hit, ok := MatchCache(cache, w); ok {
+		a.ContainerID, a.IfName, a.Network = hit.ContainerID, hit.IfName, hit.NetworkName
+		a.PodNamespace, a.PodName, a.PodUID = hit.arg("K8S_POD_NAMESPACE"), hit.arg("K8S_POD_NAME"), hit.arg("K8S_POD_UID")
+		p.Pod = a.PodNamespace + "/" + a.PodName
+	} else {
+		// No container ID: the runtime's DEL cannot find this one, and the
+		// runtime's GC must not release it; gc does when its netns goes.
+		a.ContainerID, a.Network = "unknown-"+w.HostVeth, rebuiltNetwork
+		p.Note = "no CNI cache entry names it: container ID unknown, kept until its namespace goes"
+	}
+	if w.Netns == "" {
+		p.Note = "its namespace was not found; " + p.Note
+	}
+	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
+	p.Key = a.Key
+	if _, err := tx.Restore(a, now); err != nil {
+		out.Failed = append(out.Failed, fmt.Sprintf("%s (%s): %v", a.Key, w.IP, err))
+		p.Note = "not restored: " + err.Error()
+	}
+}
+
+// rebuiltNetwork marks assignments whose network the rebuild could not
+// learn, so the plugin's GC (which releases its own network's assignments
+// the runtime does not list) leaves them alone.
+const rebuiltNetwork = "vpc-cni-rebuild-unknown"
+
+// moveAside renames the state file to state.db.damaged-<time>; a missing
+// file is nothing to move.
+func moveAside(path string) (string, error) {
+	to := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+	err := os.Rename(path, to)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("moving the state file aside: %w", err)
+	}
+	return to, nil
+}
+
+// Rows is the table form of the report.
+func (out *Report) Rows(t *printers.Table) {
+	if out.MovedAside != "" {
+		t.Row("MOVED ASIDE", out.MovedAside, "", "")
+	}
+	t.Row("FROM EC2", fmt.Sprintf("%d ENIs, %d addresses", out.ENIs, out.Addresses), "", "")
+	t.Row("POD", "IP", "KEY", "NOTE")
+	for _, p := range out.Pods {
+		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, p.Key, p.Note)
+	}
+	for _, f := range out.Failed {
+		t.Row("FAILED", f, "", "")
+	}
+}

@@ -1,0 +1,169 @@
+// Package status is the read-only view of a node: what `vpcctl pool status`,
+// doctor, metrics and events show. Load reads the store in one transaction
+// and computes the figures with the knobs as the caller resolves them; it
+// writes nothing.
+//
+// The exported types of this file are the CLI's JSON contract: `pool status
+// -o json|yaml` (PoolStatus and the types it holds) and `events -o json`
+// (EventView). Field names are stable and camelCase, durations are strings
+// ("30s", printers.Duration), lists are never null and unset times are left
+// out. Scripts depend on them: rename nothing, add with care.
+package status
+
+import (
+	"time"
+
+	"vpc-cni/hostnet"
+	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// PoolStatus is what `vpcctl pool status` shows.
+type PoolStatus struct {
+	Initialized bool             `json:"initialized"`
+	StateDir    string           `json:"stateDir"`
+	ConfigFile  string           `json:"configFile"`
+	Node        *NodeStatus      `json:"node,omitempty"`
+	Knobs       []KnobStatus     `json:"knobs"`
+	Figures     pool.Figures     `json:"figures"`
+	Pending     []pool.Action    `json:"pending"` // what the next reconcile would do
+	Excess      *ExcessStatus    `json:"excess,omitempty"`
+	Shortfall   *ShortfallStatus `json:"shortfall,omitempty"`
+	ENIs        []ENIStatus      `json:"enis"`
+	Assignments int              `json:"assignments"`
+	Pods        []PodStatus      `json:"pods"` // who holds each assigned address
+	Intents     int              `json:"intentsInFlight"`
+	GrowBlocked string           `json:"growBlocked,omitempty"`
+	// NoProvisioning: why the pool never grows or shrinks (the operator's
+	// DISABLE_NETWORK_RESOURCE_PROVISIONING or ENABLE_IMDS_ONLY_MODE).
+	NoProvisioning string          `json:"noProvisioning,omitempty"`
+	NoPrefixes     string          `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
+	LastReconcile  *LastPass       `json:"lastReconcile,omitempty"`
+	EC2Reads       *EC2Reads       `json:"ec2Reads,omitempty"`
+	NodeRules      *NodeRulesState `json:"nodeRules,omitempty"`
+}
+
+// ENIStatus is one ENI with counts per address state.
+type ENIStatus struct {
+	ID          string      `json:"id"`
+	DeviceIndex int         `json:"deviceIndex"`
+	Primary     bool        `json:"primary"`
+	Ready       bool        `json:"ready"`
+	MAC         string      `json:"mac"`
+	PrimaryIP   string      `json:"primaryIp"`
+	Blocks      int         `json:"blocks"`
+	Free        int         `json:"free"`
+	Cooling     int         `json:"cooling"`
+	Assigned    int         `json:"assigned"`
+	Releasing   int         `json:"releasing"`
+	Addresses   []AddrState `json:"addresses"`
+}
+
+// AddrState is one address and its state.
+type AddrState struct {
+	IP    string    `json:"ip"`
+	Block string    `json:"block"`
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+	Owner string    `json:"owner,omitempty"` // "<containerID>/<ifName>"
+	Pod   string    `json:"pod,omitempty"`   // "<namespace>/<name>" of the owner
+}
+
+// PodStatus is one pod interface holding an address.
+type PodStatus struct {
+	Pod         string    `json:"pod"` // "<namespace>/<name>"; "-" when the runtime passed no pod name
+	Namespace   string    `json:"namespace,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	ContainerID string    `json:"containerId"`
+	IfName      string    `json:"ifName"`
+	IP          string    `json:"ip"`
+	ENIID       string    `json:"eniId"`
+	Since       time.Time `json:"since"`
+}
+
+// NodeStatus is the node's identity with its limits in camelCase (the
+// stored record's limits are the policy's type, which has no JSON names).
+type NodeStatus struct {
+	store.Node
+	Limits LimitsStatus `json:"limits"` // shadows Node.Limits
+}
+
+// LimitsStatus are the instance type's networking limits.
+type LimitsStatus struct {
+	MaxENIs    int `json:"maxEnis"`
+	IPv4PerENI int `json:"ipv4PerEni"`
+}
+
+// KnobStatus is one knob as this invocation resolves it and as the last
+// reconcile pass used it (absent before the first pass).
+type KnobStatus struct {
+	settings.Value
+	LastPass *settings.Value `json:"lastPass,omitempty"`
+	Differs  bool            `json:"differsFromLastPass"`
+}
+
+// ExcessStatus is excess waiting for RELEASE_DELAY: the first reconcile at or
+// after ReleaseAt returns it to EC2 if it is still excess then.
+type ExcessStatus struct {
+	Addresses int               `json:"addresses"`
+	Since     time.Time         `json:"since"`
+	ReleaseAt time.Time         `json:"releaseAt"`
+	Delay     printers.Duration `json:"releaseDelay"`
+}
+
+// ShortfallStatus is what the pool lacks, what the next reconcile would add,
+// and why the rest cannot be had.
+type ShortfallStatus struct {
+	Addresses int      `json:"addresses"`
+	Planned   int      `json:"planned"` // addresses the next reconcile would add
+	Unmet     int      `json:"unmet"`
+	Reasons   []string `json:"reasons"`
+}
+
+// LastPass is the last reconcile pass: when, how long, what it did, and
+// whether it failed.
+type LastPass struct {
+	Time          time.Time         `json:"time"`
+	Duration      printers.Duration `json:"duration"`
+	Actions       int               `json:"actions"`
+	Calls         map[string]int    `json:"calls"`   // EC2 action -> calls
+	Outcome       string            `json:"outcome"` // "ok" or "failed"
+	Error         string            `json:"error,omitempty"`
+	Cause         string            `json:"cause,omitempty"` // what the error means: credentials, endpoint, throttling ...
+	LastLeakSweep time.Time         `json:"lastLeakSweep,omitzero"`
+	Observed      string            `json:"observed,omitempty"` // where it read the ENIs: "imds" or "ec2: <why>"
+}
+
+// EC2Reads is when the passes read the node's ENIs from EC2 rather than IMDS
+// (reconcile/observe.go): the last read, and when the safety net makes the
+// next at the latest (zero when every pass reads EC2); ConfirmNeeded: the
+// next pass reads EC2 to confirm this node's changes.
+type EC2Reads struct {
+	LastRead      time.Time `json:"lastRead,omitzero"`
+	NextDue       time.Time `json:"nextDue,omitzero"`
+	EveryPass     bool      `json:"everyPass,omitempty"`
+	ConfirmNeeded bool      `json:"confirmNeeded,omitempty"`
+}
+
+// NodeRulesState is whether the node-level rules match the configuration.
+type NodeRulesState struct {
+	InPlace bool   `json:"inPlace"`
+	Detail  string `json:"detail"`
+	hostnet.Status
+}
+
+// EventView is an event with the pods it names: an event names an assignment
+// by "<containerID>/<ifName>", which an operator cannot map to a pod.
+type EventView struct {
+	store.Event
+	Pods []PodRef `json:"pods,omitempty"`
+}
+
+// PodRef is a pod an event's assignment key belongs to.
+type PodRef struct {
+	Pod         string `json:"pod"` // "<namespace>/<name>"
+	ContainerID string `json:"containerId"`
+	IfName      string `json:"ifName"`
+}

@@ -1,0 +1,156 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"vpc-cni/internal/usage"
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// storedState is what status reads from the store, in one transaction.
+type storedState struct {
+	node     store.Node
+	known    bool
+	snap     pool.Snapshot
+	settings store.Settings
+	waiting  int
+	last     *store.ReconcileReport
+	meta     store.PoolMeta
+}
+
+// Load reads the store and computes the figures with the knobs as
+// this invocation resolves them (in: its environment and the file).
+func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
+	if in.File != nil {
+		s.ConfigFile = in.File.Path
+	}
+	var ss storedState
+	err := st.View(func(tx *store.Tx) (err error) { ss, err = readState(tx, &s, now); return err })
+	if err != nil && !errors.Is(err, store.ErrNotInitialized) {
+		return s, err
+	}
+	cfg, err := settings.Resolve(ss.settings.Overrides, in)
+	if err != nil {
+		return s, usage.Wrap(err)
+	}
+	s.Knobs = Knobs(cfg.Values, ss.settings.LastPass)
+	if ss.last, err = lastOrRefused(st, ss.last); err != nil {
+		return s, err
+	}
+	if ss.last != nil {
+		s.LastReconcile = lastPass(*ss.last)
+	}
+	if !ss.known {
+		return s, nil
+	}
+	s.Initialized, s.Node = true, nodeStatus(ss.node)
+	rules := NodeRules(ss.node, in)
+	s.NodeRules = &rules
+	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
+	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
+	s.Figures = plan.Figures
+	if now.Before(ss.snap.GrowBlockedUntil) {
+		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
+	}
+	if s.NoProvisioning = reconcile.NoProvisioning(cfg); s.NoProvisioning == "" {
+		s.Pending = append(s.Pending, plan.Actions...) // else the pass plans no action
+	}
+	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
+		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)
+	}
+	pods := map[string]string{}
+	for _, p := range s.Pods {
+		pods[store.AssignmentKey(p.ContainerID, p.IfName)] = p.Pod
+	}
+	for _, e := range ss.snap.ENIs {
+		s.ENIs = append(s.ENIs, eniStatus(e, pods, cfg.Pool.Cooldown, now))
+	}
+	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
+	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
+	return s, nil
+}
+
+// lastOrRefused is the newer of the stored last pass and a pass refused
+// because EC2's answer contradicted the node (kept outside state.db).
+func lastOrRefused(st *store.Store, last *store.ReconcileReport) (*store.ReconcileReport, error) {
+	refused, ok, err := st.RefusedPass()
+	if err != nil || !ok || (last != nil && !refused.Time.After(last.Time)) {
+		return last, err
+	}
+	return &refused, nil
+}
+
+// readState fills the counts of s and returns the rest.
+func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err error) {
+	if ss.node, ss.known, err = tx.Node(); err != nil {
+		return ss, err
+	}
+	if ss.waiting, err = tx.Waiting(now); err != nil {
+		return ss, err
+	}
+	if ss.snap, err = tx.Snapshot(); err != nil {
+		return ss, err
+	}
+	if ss.settings, err = tx.Settings(); err != nil {
+		return ss, err
+	}
+	if ss.meta, err = tx.PoolMeta(); err != nil {
+		return ss, err
+	}
+	as, err := tx.Assignments()
+	if err != nil {
+		return ss, err
+	}
+	in, err := tx.Intents()
+	if err != nil {
+		return ss, err
+	}
+	s.Assignments, s.Intents = len(as), len(in)
+	for _, a := range as {
+		s.Pods = append(s.Pods, podStatus(a))
+	}
+	slices.SortStableFunc(s.Pods, func(a, b PodStatus) int { return strings.Compare(a.Pod, b.Pod) })
+	if r, ok, err := tx.ReconcileReport(); err != nil {
+		return ss, err
+	} else if ok {
+		ss.last = &r
+	}
+	return ss, nil
+}
+
+// eniStatus counts e's addresses by state; pods maps an owner key to its pod.
+func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now time.Time) ENIStatus {
+	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
+		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{}}
+	for _, b := range e.Blocks {
+		for _, a := range b.Addrs {
+			state := a.State
+			if b.Releasing {
+				state = pool.Releasing
+			} else if state == pool.Cooling && now.Sub(a.Since) >= cooldown {
+				state = pool.Free
+			}
+			switch state {
+			case pool.Free:
+				es.Free++
+			case pool.Cooling:
+				es.Cooling++
+			case pool.Assigned:
+				es.Assigned++
+			case pool.Releasing:
+				es.Releasing++
+			}
+			es.Addresses = append(es.Addresses, AddrState{IP: a.IP.String(), Block: b.CIDR.String(),
+				State: string(state), Since: a.Since, Owner: a.Owner, Pod: pods[a.Owner]})
+		}
+	}
+	return es
+}

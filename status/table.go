@@ -1,0 +1,180 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
+	"vpc-cni/reconcile"
+)
+
+// Table is the table form of s (-o table; -o wide adds every address).
+func Table(t *printers.Table, s PoolStatus) {
+	n := s.Node
+	f := s.Figures
+	t.Row("NODE", fmt.Sprintf("%s (%s, %s), %s, subnet %s %s", n.InstanceID, n.InstanceType, n.AZ, n.VPCID, n.SubnetID, n.SubnetCIDR))
+	t.Row("LIMITS", fmt.Sprintf("%d ENIs x %d IPv4 per ENI; using at most %d ENIs, %d pods", n.Limits.MaxENIs, n.Limits.IPv4PerENI, f.MaxENIs, f.MaxPods))
+	t.Row("POLICY", f.Policy)
+	t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
+		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
+	excessRows(t, s.Excess)
+	shortfallRows(t, s.Shortfall)
+	if r := s.NodeRules; r != nil {
+		t.Row("NODE RULES", printers.YesNo(r.InPlace)+": "+r.Detail)
+	}
+	if s.NoProvisioning != "" {
+		t.Row("GROWTH", "off: "+s.NoProvisioning)
+	}
+	if s.GrowBlocked != "" {
+		t.Row("GROWTH BLOCKED", s.GrowBlocked)
+	}
+	if s.NoPrefixes != "" {
+		t.Row("PREFIXES OFF", "until "+s.NoPrefixes+": the subnet had no free /28; growing with single addresses")
+	}
+	if len(s.Pending) == 0 {
+		t.Row("NEXT RECONCILE", "nothing to do")
+	}
+	for _, a := range s.Pending {
+		t.Row("NEXT RECONCILE", DescribeAction(a))
+	}
+	lastPassRow(t, s.LastReconcile)
+	ec2ReadsRow(t, s.LastReconcile, s.EC2Reads)
+	t.Row("PODS", fmt.Sprintf("%d assignments, %d EC2 intents in flight", s.Assignments, s.Intents))
+	t.Blank()
+	t.Row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING")
+	for _, e := range s.ENIs {
+		t.Row(e.ID, e.DeviceIndex, printers.YesNo(e.Ready), e.PrimaryIP, e.Blocks, e.Free, e.Cooling, e.Assigned, e.Releasing)
+	}
+	podRows(t, s)
+	t.Blank()
+	KnobRows(t, s.ConfigFile, s.Knobs)
+}
+
+// podRows: who holds each address; with -o wide, every address.
+func podRows(t *printers.Table, s PoolStatus) {
+	if len(s.Pods) > 0 {
+		t.Blank()
+		t.Row("POD", "ADDRESS", "ENI", "SINCE")
+		for _, p := range s.Pods {
+			t.Row(p.Pod, p.IP, p.ENIID, p.Since.Format(time.RFC3339))
+		}
+	}
+	if t.Wide {
+		t.Blank()
+		t.Row("ADDRESS", "BLOCK", "ENI", "STATE", "SINCE", "POD", "OWNER")
+		for _, e := range s.ENIs {
+			for _, a := range e.Addresses {
+				t.Row(a.IP, a.Block, e.ID, a.State, a.Since.Format(time.RFC3339), printers.Dash(a.Pod), printers.Dash(a.Owner))
+			}
+		}
+	}
+}
+
+func excessRows(t *printers.Table, e *ExcessStatus) {
+	if e == nil {
+		return
+	}
+	t.Row("EXCESS", fmt.Sprintf("%s since %s; released by the first reconcile after %s (RELEASE_DELAY %s)",
+		reconcile.Plural(e.Addresses, "address", "addresses"), e.Since.Format(time.RFC3339), e.ReleaseAt.Format(time.RFC3339), e.Delay.Std()))
+}
+
+func shortfallRows(t *printers.Table, s *ShortfallStatus) {
+	if s == nil {
+		return
+	}
+	if s.Addresses > 0 {
+		t.Row("SHORTFALL", fmt.Sprintf("%s: the next reconcile adds %d, %d cannot be had now",
+			reconcile.Plural(s.Addresses, "address", "addresses"), s.Planned, s.Unmet))
+	}
+	for _, r := range s.Reasons {
+		t.Row("  BECAUSE", r)
+	}
+}
+
+func lastPassRow(t *printers.Table, r *LastPass) {
+	if r == nil {
+		return
+	}
+	line := fmt.Sprintf("%s: %s (%s ago), took %s, %s, calls: %s", r.Outcome, r.Time.Format(time.RFC3339),
+		time.Since(r.Time).Round(time.Second), r.Duration.Std().Round(time.Millisecond),
+		reconcile.Plural(r.Actions, "action", "actions"), printers.CallMap(r.Calls))
+	if r.Error != "" {
+		line += "; error: " + r.Error
+	}
+	t.Row("LAST RECONCILE", line)
+}
+
+// ec2ReadsRow: where the last pass read the ENIs, when EC2 was last read
+// and when the safety net reads it next.
+func ec2ReadsRow(t *printers.Table, last *LastPass, r *EC2Reads) {
+	if r == nil {
+		return
+	}
+	var parts []string
+	if last != nil && last.Observed != "" {
+		parts = append(parts, "last pass read "+last.Observed)
+	}
+	if r.LastRead.IsZero() {
+		parts = append(parts, "EC2 never read yet")
+	} else {
+		parts = append(parts, fmt.Sprintf("EC2 last read %s (%s ago)", r.LastRead.Format(time.RFC3339),
+			time.Since(r.LastRead).Round(time.Second)))
+	}
+	switch {
+	case r.EveryPass:
+		parts = append(parts, "every pass reads EC2 (VPC_CNI_EC2_RESYNC_INTERVAL=0)")
+	case r.ConfirmNeeded:
+		parts = append(parts, "the next pass reads EC2 to confirm this node's changes")
+	case !r.NextDue.IsZero():
+		parts = append(parts, fmt.Sprintf("safety net due %s (in %s)", r.NextDue.Format(time.RFC3339),
+			max(time.Until(r.NextDue), 0).Round(time.Second)))
+	}
+	t.Row("EC2 READS", strings.Join(parts, "; "))
+}
+
+// KnobRows: every knob as this command resolves it, and as the last pass
+// used it when that differs.
+func KnobRows(t *printers.Table, file string, knobs []KnobStatus) {
+	if file != "" {
+		t.Row("CONFIG FILE", file)
+	}
+	t.Row("KNOB", "VALUE", "SOURCE", "LAST PASS")
+	for _, k := range knobs {
+		last := "-"
+		switch {
+		case k.LastPass != nil && k.Differs:
+			last = fmt.Sprintf("%s (%s)", printers.Dash(k.LastPass.Value), k.LastPass.Origin())
+		case k.LastPass != nil:
+			last = "same"
+		}
+		t.Row(k.Name, printers.Dash(k.Value.Value), k.Origin(), last)
+	}
+}
+
+func waitingNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d pods waiting for an address", n)
+}
+
+// DescribeAction is one planned action in words.
+func DescribeAction(a pool.Action) string {
+	unit := reconcile.Plural(a.Count, "address", "addresses")
+	if a.Prefixes {
+		unit = reconcile.Plural(a.Count, "/28 prefix", "/28 prefixes")
+	}
+	switch a.Kind {
+	case pool.CreateENI:
+		return fmt.Sprintf("create an ENI at device %d with %s (%s)", a.DeviceIndex, unit, a.Reason)
+	case pool.Assign:
+		return fmt.Sprintf("assign %s to %s (%s)", unit, a.ENIID, a.Reason)
+	case pool.Unassign:
+		return fmt.Sprintf("release %s from %s (%s)", reconcile.Plural(len(a.Release), "block", "blocks"), a.ENIID, a.Reason)
+	case pool.DeleteENI:
+		return fmt.Sprintf("delete %s (%s)", a.ENIID, a.Reason)
+	}
+	return string(a.Kind)
+}
