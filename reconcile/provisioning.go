@@ -64,7 +64,9 @@ func (p *pass) learnFromIMDS(ctx context.Context, id cloud.Identity) (pool.Limit
 }
 
 // gatedCloud refuses the EC2 calls the mode forbids: every one (IMDS-only),
-// or the mutating ones (reads true). IMDS reads pass through.
+// or the mutating ones (reads true). IMDS reads pass through (Identity,
+// AttachedInterfaces, VPCCIDRs, ENIGroups), and so would an EC2 method added
+// to Cloud without one here: add it here too.
 type gatedCloud struct {
 	Cloud
 	why   string
