@@ -18,6 +18,8 @@ type ENIInfo struct {
 	AttachmentID, AttachmentStatus                string // empty when not attached
 	InstanceID                                    string // the instance it is attached to; empty when not attached
 	DeviceIndex                                   int    // -1 when not attached
+	NetworkCard                                   int    // the attachment's network card (0 when not attached)
+	InterfaceType                                 string // EC2's interfaceType: interface, trunk, efa, efa-only, branch, ...
 	Attached                                      bool   // attachment attaching or attached
 	DeleteOnTermination                           bool
 	PrimaryIP                                     netip.Addr
@@ -28,6 +30,9 @@ type ENIInfo struct {
 	CreatedAt                                     time.Time      // from TagCreatedAt; zero if absent
 	IPv6s                                         []netip.Addr   // ipv6AddressesSet: /128s, ascending
 	IPv6Prefixes                                  []netip.Prefix // ipv6PrefixSet: /80s, ascending
+	// Described: EC2's own answer, with tags and interface type (not a view
+	// made from IMDS, which has neither).
+	Described bool
 }
 
 // Blocks is the ENI's assignable blocks as pool sees them: every secondary
@@ -104,7 +109,7 @@ func eniInfo(ni types.NetworkInterface) ENIInfo {
 		ID: aws.ToString(ni.NetworkInterfaceId), MAC: aws.ToString(ni.MacAddress),
 		SubnetID: aws.ToString(ni.SubnetId), VPCID: aws.ToString(ni.VpcId),
 		Status: string(ni.Status), Description: aws.ToString(ni.Description),
-		DeviceIndex: -1, Tags: tagMap(ni.TagSet),
+		DeviceIndex: -1, Tags: tagMap(ni.TagSet), InterfaceType: string(ni.InterfaceType), Described: true,
 	}
 	e.PrimaryIP, _ = netip.ParseAddr(aws.ToString(ni.PrivateIpAddress))
 	if a := ni.Attachment; a != nil {
@@ -115,6 +120,7 @@ func eniInfo(ni types.NetworkInterface) ENIInfo {
 		if a.DeviceIndex != nil {
 			e.DeviceIndex = int(*a.DeviceIndex)
 		}
+		e.NetworkCard = int(aws.ToInt32(a.NetworkCardIndex))
 	}
 	for _, p := range ni.PrivateIpAddresses {
 		if a, err := netip.ParseAddr(aws.ToString(p.PrivateIpAddress)); err == nil && !aws.ToBool(p.Primary) {

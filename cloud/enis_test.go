@@ -219,7 +219,7 @@ func TestPagination(t *testing.T) {
 			t.Fatalf("InstanceENIs not ordered by device index: %d at %d", e.DeviceIndex, i)
 		}
 	}
-	leaked, err := c.LeakedENIs(ctx, st.VPCID, 5*time.Minute, time.Now())
+	leaked, err := c.LeakedENIs(ctx, st.VPCID, "i-0ffffffffffffffff", 5*time.Minute, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,12 +249,15 @@ func TestLeakedENIs(t *testing.T) {
 	if _, err := mine.AttachENI(ctx, attached.ID, st.InstanceID, 1); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := mine.CreateENI(ctx, CreateENIRequest{SubnetID: st.SubnetID, InstanceID: "i-0bbbbbbbbbbbbbbbb", Now: now.Add(-time.Hour)}); err != nil {
+		t.Fatal(err) // another node's
+	}
 	noDate := mk(mine, time.Hour)
 	if err := mine.TagENI(ctx, noDate.ID, map[string]string{TagCreatedAt: "yesterday"}); err != nil {
 		t.Fatal(err)
 	}
 
-	leaked, err := mine.LeakedENIs(ctx, st.VPCID, 5*time.Minute, now)
+	leaked, err := mine.LeakedENIs(ctx, st.VPCID, "i-0aaaaaaaaaaaaaaaa", 5*time.Minute, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type IMDSInterface struct {
 	ENIID       string
 	SubnetID    string
 	DeviceIndex int
+	NetworkCard int          // IMDS network-card; 0 when IMDS has none (single-card types)
 	IPv4s       []netip.Addr // the ENI's primary address first
 	Prefixes    []netip.Prefix
 	// Read by AttachedInterfacesIPv6 only (AttachedInterfaces leaves them
@@ -204,7 +205,9 @@ func (c *Client) attachedInterfaces(ctx context.Context, v6 bool) ([]IMDSInterfa
 			out = append(out, rd.iface)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].DeviceIndex < out[j].DeviceIndex })
+	sort.Slice(out, func(i, j int) bool {
+		return cmp.Or(cmp.Compare(out[i].NetworkCard, out[j].NetworkCard), cmp.Compare(out[i].DeviceIndex, out[j].DeviceIndex)) < 0
+	})
 	return out, nil
 }
 
@@ -224,6 +227,10 @@ func readInterface(r *imdsReader, mac string, v6 bool) (IMDSInterface, bool, err
 		return IMDSInterface{}, false, fmt.Errorf("imds: %sdevice-number %q: %w", base, dev, err)
 	}
 	iface.DeviceIndex = n
+	if card := optionalLines(r, base+"network-card"); len(card) == 1 {
+		iface.NetworkCard, err = strconv.Atoi(card[0])
+		r.parsed(base+"network-card", err)
+	}
 	iface.SubnetID = r.get(base + "subnet-id")
 	for _, s := range optionalLines(r, base+"local-ipv4s") {
 		a, err := netip.ParseAddr(s)

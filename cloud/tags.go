@@ -75,14 +75,15 @@ func (c *Client) TagENI(ctx context.Context, eniID string, tags map[string]strin
 	return err
 }
 
-// LeakedENIs finds ENIs that nodes like this one created and lost: in the VPC
-// (and the cluster, with ClusterName), tagged with an instance id, status
-// available, description aws-K8S-, and created more than olderThan before now.
-// As the reference does, an ENI lacking a valid createdAt tag is tagged with
-// now and left for a later sweep.
-func (c *Client) LeakedENIs(ctx context.Context, vpcID string, olderThan time.Duration, now time.Time) ([]ENIInfo, error) {
+// LeakedENIs finds ENIs this node created and lost: in the VPC (and the
+// cluster, with ClusterName), tagged with this node's instance id, status
+// available, description aws-K8S-, and created more than olderThan before
+// now. Only this node's: an ENI another node or a user tagged is theirs to
+// clean up. As the reference does, such an ENI lacking a valid createdAt
+// tag is tagged with now and left for a later sweep.
+func (c *Client) LeakedENIs(ctx context.Context, vpcID, instanceID string, olderThan time.Duration, now time.Time) ([]ENIInfo, error) {
 	filters := []types.Filter{
-		filter("tag-key", TagInstanceID), filter("status", string(types.NetworkInterfaceStatusAvailable)),
+		filter("tag:"+TagInstanceID, instanceID), filter("status", string(types.NetworkInterfaceStatusAvailable)),
 		filter("vpc-id", vpcID),
 	}
 	if c.opts.ClusterName != "" {
@@ -94,7 +95,7 @@ func (c *Client) LeakedENIs(ctx context.Context, vpcID string, olderThan time.Du
 	}
 	var leaked []ENIInfo
 	for _, e := range enis {
-		if !strings.HasPrefix(e.Description, DescriptionPrefix) || e.Attached {
+		if !strings.HasPrefix(e.Description, DescriptionPrefix) || e.Attached || e.Tags[TagInstanceID] != instanceID {
 			continue
 		}
 		if e.CreatedAt.IsZero() {

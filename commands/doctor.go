@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"vpc-cni/doctor"
 	"vpc-cni/internal/printers"
+	"vpc-cni/store"
 )
 
 func doctorCommand() *cli.Command {
@@ -23,10 +25,16 @@ Examples:
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			s, err := start(c, readOnly)
-			if err != nil {
+			rep, lost := doctor.Report(nil), false
+			if errors.Is(err, store.ErrNotInitialized) {
+				rep, lost = doctor.WithoutState() // running pods' wiring with no state file: say so
+			}
+			if err != nil && !lost {
 				return err
 			}
-			rep := doctor.Run(s.st, s.in, time.Now())
+			if !lost {
+				rep = doctor.Run(s.st, s.in, time.Now())
+			}
 			if err := render(c, rep, func(t *printers.Table) { rep.Rows(t) }); err != nil {
 				return err
 			}

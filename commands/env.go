@@ -77,13 +77,22 @@ func openStateReadOnly(c *cli.Context) (*store.Store, error) {
 	dir := stateDir(c)
 	st, err := store.Open(dir, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNotInitialized) {
-		return nil, fmt.Errorf("no state in %s: run `vpcctl reconcile` first, or pass --state-dir", dir)
+		return nil, noStateError{dir}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
 	return st, nil
 }
+
+// noStateError is a state dir with no state file (a mistyped --state-dir,
+// a new node, or a lost file); it wraps store.ErrNotInitialized.
+type noStateError struct{ dir string }
+
+func (e noStateError) Error() string {
+	return fmt.Sprintf("no state in %s: run `vpcctl reconcile` first, or pass --state-dir", e.dir)
+}
+func (e noStateError) Unwrap() error { return store.ErrNotInitialized }
 
 // openMode is how a command opens the state.
 type openMode int

@@ -87,6 +87,9 @@ func gcRows(t *printers.Table, rep podgc.Report, dryRun bool) {
 	for _, l := range rep.Leftovers {
 		t.Row(verb, l)
 	}
+	for _, u := range rep.Unowned {
+		t.Row("KEPT", u+": a running pod's, with no assignment (vpcctl state rebuild restores it)")
+	}
 	for _, f := range rep.Failed {
 		t.Row("FAILED", f)
 	}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 
 	"vpc-cni/internal/printers"
@@ -42,6 +45,7 @@ Examples:
 			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
 			metricsListenFlag,
+			cniCacheDirFlag(),
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
@@ -69,6 +73,11 @@ func reconcilePass(c *cli.Context) error {
 	summary := c.String("output") == summaryFormat
 	if _, err := format(c); err != nil && !summary {
 		return err
+	}
+	if c.Bool("dry-run") {
+		if handled, err := dryRunFresh(c); handled {
+			return err
+		}
 	}
 	rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
 	if rep != nil && c.Bool("log-summary") {
@@ -121,6 +130,11 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
 	if err != nil {
 		return nil, classifyRunError(ctx, err)
+	}
+	if !dryRun {
+		if err := recoverLost(ctx, c, st, runner); err != nil {
+			return nil, classifyRunError(ctx, err)
+		}
 	}
 	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
 	warnChanges(c, rep)
@@ -178,6 +192,29 @@ func logSummary(rep *reconcile.Report) {
 		attrs = append(attrs, "failed", strings.Join(rep.Failed, "; "))
 	}
 	slog.Info("reconcile pass", attrs...)
+}
+
+// recoverLost rebuilds a lost state file (rebuild.Recover) before the pass
+// plans, so no running pod's address is planned as free; a failure stops
+// the pass.
+func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *reconcile.Runner) error {
+	prefix, err := settings.VethPrefixOf(settings.Inputs{Env: runner.Env, File: runner.File})
+	if err != nil {
+		return asUsage(err)
+	}
+	out, lost, err := rebuild.Recover(ctx, st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), VethPrefix: prefix,
+		NewRunner: func() (*reconcile.Runner, error) { return runner, nil }})
+	if err != nil && lost.Pods > 0 {
+		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
+	}
+	if out != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt from EC2 and the kernel, %d pods restored\n",
+			lost.Pods, out.Restored())
+		for _, f := range out.Failed {
+			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
+		}
+	}
+	return err
 }
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.

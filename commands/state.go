@@ -31,7 +31,7 @@ Examples:
    vpcctl state rebuild --cni-cache-dir /var/lib/cni -o json`,
 			Flags: []cli.Flag{
 				stateDirFlag(),
-				&cli.StringFlag{Name: "cni-cache-dir", Value: "/var/lib/cni", Usage: "the runtime's CNI cache (results/ under it)"},
+				cniCacheDirFlag(),
 				&cli.BoolFlag{Name: "force", Usage: "rebuild even if the state file is sound"},
 				&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole rebuild"},
 				outputFlag("table"),
@@ -40,6 +40,10 @@ Examples:
 			Action: rebuildAction,
 		}},
 	}
+}
+
+func cniCacheDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "cni-cache-dir", Value: "/var/lib/cni", Usage: "the runtime's CNI cache (results/ under it)"}
 }
 
 func rebuildAction(c *cli.Context) error {

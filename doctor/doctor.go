@@ -11,6 +11,8 @@ import (
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/podgc"
+	"vpc-cni/pool"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/status"
@@ -54,10 +56,67 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(s, now)}
 	}
 	if !s.Initialized {
+		if f, lost := checkLost(st, in); lost {
+			return []Finding{f}
+		}
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
 	}
-	return []Finding{checkStore(st), checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s),
-		checkGrowth(s), checkGarbage(st, in), checkNodeRules(s)}
+	r := Report{checkStore(st)}
+	if f, ok := lastRebuild(st); ok {
+		r = append(r, f)
+	}
+	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s),
+		checkGrowth(s), checkGarbage(st, in), checkNodeRules(s))
+}
+
+// WithoutState is doctor on a state dir with no state file: a report and
+// true when the kernel shows running pods' wiring (a lost file), else
+// false (a new node or a mistyped dir, which the caller words).
+func WithoutState() (Report, bool) {
+	hs, err := podgc.Kernel{}.ListHost()
+	if err != nil {
+		return Report{{"state file", false, "no state file, and reading the pods' wiring failed: " + err.Error()}}, true
+	}
+	if lost := rebuild.IsLost(true, hs); lost.Pods > 0 {
+		return Report{{"state file", false, lost.Message() + " (the next reconcile or ADD rebuilds it)"}}, true
+	}
+	return nil, false
+}
+
+// checkLost tells a lost state file (running pods' wiring, no pool) from
+// a new node: the kernel is read only because the store holds no pool.
+func checkLost(st *store.Store, in settings.Inputs) (Finding, bool) {
+	prefix, err := settings.VethPrefixOf(in)
+	if err != nil {
+		return Finding{"state file", false, err.Error()}, true
+	}
+	lost, err := rebuild.Detect(st, podgc.Kernel{VethPrefix: prefix}.ListHost)
+	switch {
+	case err != nil:
+		return Finding{"state file", false, err.Error()}, true
+	case lost.Pods > 0:
+		return Finding{"state file", false, lost.Message() + " (the next reconcile or ADD rebuilds it)"}, true
+	}
+	return Finding{}, false
+}
+
+// lastRebuild names the last rebuild of the state file, from its event:
+// what happened to the node is worth saying even once it is healthy again.
+func lastRebuild(st *store.Store) (Finding, bool) {
+	var last *store.Event
+	err := st.View(func(tx *store.Tx) error {
+		events, err := tx.Events(0)
+		for i := range events {
+			if events[i].Kind == rebuild.EventRebuilt {
+				last = &events[i]
+			}
+		}
+		return err
+	})
+	if err != nil || last == nil {
+		return Finding{}, false
+	}
+	return Finding{"state rebuild", true, fmt.Sprintf("%s, at %s", last.Message, last.Time.UTC().Format(time.RFC3339))}, true
 }
 
 // checkStore walks every page of the file (a damaged page is found even
@@ -112,7 +171,7 @@ func checkIntents(st *store.Store, now time.Time) Finding {
 
 func checkENIsReady(s status.PoolStatus) Finding {
 	for _, e := range s.ENIs {
-		if !e.Ready {
+		if !e.Ready && e.Class != string(pool.NotOurs) { // a not-ours ENI is never set up
 			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
 				e.ID, e.DeviceIndex, e.MAC)}
 		}
@@ -145,6 +204,9 @@ func checkGarbage(st *store.Store, in settings.Inputs) Finding {
 	switch {
 	case err != nil:
 		return Finding{"host wiring", false, err.Error()}
+	case len(rep.Unowned) > 0:
+		return Finding{"host wiring", false, fmt.Sprintf("%d running pods' wiring (veths into live namespaces) has no assignment, kept by gc; "+
+			"'vpcctl state rebuild --force' restores them", len(rep.Unowned))}
 	case len(rep.Released)+len(rep.Leftovers) > 0:
 		return Finding{"host wiring", false, fmt.Sprintf("%d stale assignments and %d leftovers; 'vpcctl gc' removes them",
 			len(rep.Released), len(rep.Leftovers))}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/printers"
+	"vpc-cni/rebuild"
 	"vpc-cni/settings"
 	"vpc-cni/status"
 	"vpc-cni/store"
@@ -59,5 +60,33 @@ func TestReportFailedIsTheFirstFailure(t *testing.T) {
 	}
 	if f := (Report{{"a", true, ""}}).Failed(); f != nil {
 		t.Fatalf("failed %+v", f)
+	}
+}
+
+// The last rebuild's event is named, with its time, once the node is
+// healthy again; a node never rebuilt has no such line.
+func TestLastRebuildNamesTheLastRebuild(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lastRebuild(st); ok {
+		t.Fatal("a state file never rebuilt has a rebuild line")
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	err = st.Update(func(tx *store.Tx) error {
+		for i, msg := range []string{"the first", "the second"} {
+			if err := tx.AddEvent(store.Event{Time: at.Add(time.Duration(i) * time.Hour), Kind: rebuild.EventRebuilt, Message: msg}); err != nil {
+				return err
+			}
+		}
+		return tx.AddEvent(store.Event{Time: at.Add(2 * time.Hour), Kind: "assign", Message: "not a rebuild"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := lastRebuild(st)
+	if !ok || !f.OK || f.Detail != "the second, at 2026-12-01T11:00:00Z" {
+		t.Fatalf("finding %+v", f)
 	}
 }

@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/store"
@@ -32,6 +35,7 @@ func (c *chaos) checkInvariants() {
 	c.checkAssignments(all)
 	c.checkWiring(all)
 	c.checkEC2(snap)
+	c.checkOthers()
 	for _, in := range intents {
 		c.violate("intent %s (%s %s) left after the run settled", in.ID, in.Kind, in.ENIID)
 	}
@@ -149,6 +153,9 @@ func (c *chaos) checkEC2(snap pool.Snapshot) {
 		blocks = append(blocks, e.Prefixes...)
 		mine, ok := inStore[e.ID]
 		delete(inStore, e.ID)
+		if _, other := c.others[e.ID]; other {
+			continue // checkOthers: the store keeps none of their addresses
+		}
 		if !ok {
 			c.violate("ENI %s attached in EC2, unknown to the store", e.ID)
 			continue
@@ -159,6 +166,40 @@ func (c *chaos) checkEC2(snap pool.Snapshot) {
 	}
 	for id := range inStore {
 		c.violate("ENI %s in the store, not in EC2", id)
+	}
+}
+
+// checkOthers: no not-ours ENI's addresses, tags or attachment changed, no
+// EC2 call but a Describe named one, and the store gives pods none of them.
+func (c *chaos) checkOthers() {
+	now := map[string]ec2sim.ENI{}
+	for _, e := range c.w.sim.State().ENIs {
+		now[e.ID] = e
+	}
+	for id, was := range c.others {
+		e, ok := now[id]
+		switch {
+		case !ok:
+			c.violate("not-ours ENI %s is gone from EC2", id)
+			continue
+		case !slices.Equal(e.Secondary, was.Secondary) || !slices.Equal(e.Prefixes, was.Prefixes):
+			c.violate("not-ours ENI %s: addresses %v %v, were %v %v", id, e.Secondary, e.Prefixes, was.Secondary, was.Prefixes)
+		case !maps.Equal(e.Tags, was.Tags):
+			c.violate("not-ours ENI %s: tags %v, were %v", id, e.Tags, was.Tags)
+		case e.AttachmentID != was.AttachmentID || e.DeviceIndex != was.DeviceIndex || e.Status != was.Status:
+			c.violate("not-ours ENI %s: attachment %s device %d %s, was %s device %d %s", id,
+				e.AttachmentID, e.DeviceIndex, e.Status, was.AttachmentID, was.DeviceIndex, was.Status)
+		}
+		for action, n := range c.w.sim.ENICalls(id) {
+			if !strings.HasPrefix(action, "Describe") {
+				c.violate("not-ours ENI %s: %d %s calls named it", id, n, action)
+			}
+		}
+		for _, a := range c.w.assignments() {
+			if slices.Contains(was.Secondary, a.IP) || a.ENIID == id {
+				c.violate("pod %s holds %s of not-ours ENI %s", a.Key, a.IP, id)
+			}
+		}
 	}
 }
 

@@ -26,11 +26,31 @@ import (
 // CHAOS_DURATION); 0, the default, skips it so `make test` stays short.
 var chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos's chaos phase this long (0: skip TestChaos)")
 
-// chaosOpts: an m5.large (3 ENIs x 10 addresses, 27 for pods) under 24 pods,
-// so the pool grows and shrinks by whole ENIs, with a short cooldown and
-// release delay so freed addresses come back within the run.
-var chaosOpts = worldOpts{instanceType: "m5.large", env: []string{
+// chaosOpts: an m5.xlarge (4 ENIs x 15 addresses) with two ENIs that are not
+// vpc-cni's (chaosOthers), so 2 x 14 = 28 addresses for 24 pods: the pool
+// grows and shrinks by whole ENIs, with a short cooldown and release delay
+// so freed addresses come back within the run.
+var chaosOpts = worldOpts{instanceType: "m5.xlarge", env: []string{
 	"WARM_IP_TARGET=3", "MINIMUM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=2", "RELEASE_DELAY=3s"}}
+
+// chaosOthers attaches, before the first pass, a user's ENI tagged
+// no_manage=true (and, to tempt the code, this node's instance tag) and a
+// trunk ENI, each holding secondary addresses; it returns them as attached.
+func chaosOthers(s *ec2sim.Sim) (map[string]ec2sim.ENI, error) {
+	out := map[string]ec2sim.ENI{}
+	for _, spec := range []ec2sim.ENISpec{
+		{Secondary: 2, Description: "multus", Tags: map[string]string{
+			"node.k8s.amazonaws.com/no_manage": "true", "node.k8s.amazonaws.com/instance_id": s.State().InstanceID}},
+		{Type: ec2sim.TypeTrunk, Secondary: 1, Description: "aws-k8s-trunk-eni"},
+	} {
+		e, err := s.AddENI(spec)
+		if err != nil {
+			return nil, err
+		}
+		out[e.ID] = e
+	}
+	return out, nil
+}
 
 const (
 	chaosPods    = 24 // pod sandboxes, each ADDed and DELed over and over
@@ -46,9 +66,18 @@ func TestChaos(t *testing.T) {
 	if *chaosDuration <= 0 {
 		t.Skip("chaos run: give -chaos.duration (make chaos)")
 	}
-	w := newWorld(t, chaosOpts)
+	opts := chaosOpts
+	var others map[string]ec2sim.ENI
+	opts.prepare = func(s *ec2sim.Sim) []string {
+		var err error
+		if others, err = chaosOthers(s); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	w := newWorld(t, opts)
 	c := &chaos{w: w, conf: mustJSON(t, w.conf(nil)), procs: map[*os.Process]string{},
-		slots: make([]*slot, chaosPods), stop: make(chan struct{})}
+		slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others}
 	for i := range c.slots {
 		c.slots[i] = &slot{p: w.newPod(fmt.Sprintf("chaos-%d", i))}
 	}
@@ -78,6 +107,8 @@ type chaos struct {
 	conf  []byte
 	slots []*slot
 	stop  chan struct{}
+
+	others map[string]ec2sim.ENI // not vpc-cni's, as attached before the run
 
 	mu         sync.Mutex
 	procs      map[*os.Process]string // running processes we started → kind

@@ -1,8 +1,12 @@
 // Package hostnet owns the node-level rules that pods on secondary ENIs need
 // (the reference's SetupHostNetwork): egress SNAT of pod traffic to non-VPC
 // destinations, the NodePort connmark rules, the fwmark policy rule and
-// loose rp_filter on the primary interface. Reconcile calls Ensure on every
-// pass; the plugin never does, so the plugin's start-up never pays for it.
+// loose rp_filter on the primary interface; with IPv6 (Config.IPv6) the
+// node's IPv6 forwarding, accept_ra=2 and the fwmark rule in IPv6; for the
+// egress interfaces (Config.V4EgressRange, V6EgressRange) their SNAT and the
+// rejection of new connections into them, in tables ip and ip6 vpc-cni.
+// Reconcile calls Ensure on every pass; the plugin never does, so the
+// plugin's start-up never pays for it.
 //
 // Every function works in the calling thread's network namespace.
 package hostnet
@@ -45,6 +49,21 @@ type Config struct {
 	// ExternalServices: AWS_EXTERNAL_SERVICE_CIDRS, each reached through
 	// main (rule at PrioExternalService).
 	ExternalServices []netip.Prefix
+
+	// IPv6 (ENABLE_IPv6: IPv6 or dual-stack pods): IPv6 on and forwarding
+	// (net.ipv6.conf.all.disable_ipv6=0, .forwarding=1), accept_ra=2 on
+	// PrimaryIf so its RA-learnt default route survives forwarding, and the
+	// fwmark rule in IPv6 as well (when the IPv4 one is wanted).
+	IPv6 bool
+	// V4EgressRange (ENABLE_V4_EGRESS, IPv6 pods' v4if0: netns.EgressV4Range;
+	// zero: off): traffic from it SNATed to PrimaryIP, new connections into
+	// it from anywhere rejected, net.ipv4.ip_forward=1.
+	V4EgressRange netip.Prefix
+	// V6EgressRange (ENABLE_V6_EGRESS, IPv4 pods' v6if0: netns.EgressV6Range;
+	// zero: off): likewise in table ip6 vpc-cni, SNATed to PrimaryIPv6, and
+	// IPv6 forwarding as for IPv6.
+	V6EgressRange netip.Prefix
+	PrimaryIPv6   netip.Addr // the node's IPv6 (IMDS ipv6), the V6Egress SNAT target
 }
 
 // snat reports whether pod egress is SNATed (and marked out of the primary ENI).
@@ -94,6 +113,17 @@ func (c Config) Validate() error {
 	if c.VethPrefix == "" {
 		return fmt.Errorf("node rules: empty veth prefix")
 	}
+	return c.validateEgress()
+}
+
+func (c Config) validateEgress() error {
+	if r := c.V4EgressRange; r.IsValid() && (!r.Addr().Is4() || !c.PrimaryIP.Is4()) {
+		return fmt.Errorf("node rules: IPv4 egress needs an IPv4 range (have %s) and the primary IPv4 (have %q)", r, c.PrimaryIP)
+	}
+	if r := c.V6EgressRange; r.IsValid() && (!r.Addr().Is6() || !c.PrimaryIPv6.Is6() || c.PrimaryIPv6.Is4In6() ||
+		!c.PrimaryIPv6.IsGlobalUnicast()) {
+		return fmt.Errorf("node rules: IPv6 egress needs an IPv6 range (have %s) and the node's global IPv6 (have %q)", r, c.PrimaryIPv6)
+	}
 	return nil
 }
 
@@ -107,6 +137,19 @@ const layoutVersion = 2
 func (c Config) fingerprint() string {
 	s := fmt.Sprintf("%d|%s|%s|%v|%v|%s|%v|%#x|%s", layoutVersion, c.PrimaryIf, c.PrimaryIP, c.noSNAT(), c.ExternalSNAT,
 		c.Randomize, c.NodePort, c.Mark, c.VethPrefix)
+	if c.V4EgressRange.IsValid() {
+		// Only then: the tables of configurations without it keep their fingerprint.
+		s += "|v4egress " + c.V4EgressRange.String()
+	}
+	return digest(s)
+}
+
+func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
+}
+
+// fingerprint6 names the configuration of the ip6 table.
+func (c Config) fingerprint6() string {
+	return digest(fmt.Sprintf("%d|v6egress %s|%s|%s", layoutVersion, c.V6EgressRange, c.PrimaryIPv6, c.Randomize))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
 )
 
 // Status says which node rules are in place, for `pool status` and `doctor`.
@@ -13,11 +14,15 @@ type Status struct {
 	Services bool   `json:"externalServices"`   // one rule per AWS_EXTERNAL_SERVICE_CIDRS entry, and no other
 	RPFilter string `json:"rpFilter,omitempty"` // the primary link's rp_filter, when it must be loose
 	Wanted   string `json:"wanted"`             // what the configuration asks for, in words
+	// Drift names what is not in place of the IPv6 and egress settings
+	// (Config.IPv6, V4EgressRange, V6EgressRange): the ip6 table, the IPv6
+	// fwmark rule, each sysctl with its value. Empty: all in place.
+	Drift []string `json:"drift,omitempty"`
 }
 
 // InPlace reports whether every wanted rule is there and nothing stale is.
 func (s Status) InPlace() bool {
-	return s.Table && s.Fwmark && s.Services && (s.RPFilter == "" || s.RPFilter == rpFilterLoose)
+	return s.Table && s.Fwmark && s.Services && (s.RPFilter == "" || s.RPFilter == rpFilterLoose) && len(s.Drift) == 0
 }
 
 // Check reads the rules without changing anything.
@@ -30,7 +35,7 @@ func Check(cfg Config) (Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("opening nftables: %w", err)
 	}
-	if st.Table, err = tableInPlace(c, desired(cfg)); err != nil {
+	if st.Table, err = tableInPlace(c, nftables.TableFamilyIPv4, desired(cfg)); err != nil {
 		return st, err
 	}
 	rules, err := fwmarkRules()
@@ -46,7 +51,8 @@ func Check(cfg Config) (Status, error) {
 			return st, fmt.Errorf("reading rp_filter of %s: %w", cfg.PrimaryIf, err)
 		}
 	}
-	return st, nil
+	st.Drift, err = drift(c, cfg)
+	return st, err
 }
 
 // Ensure checks the rules and repairs what is missing or stale; it is
@@ -60,18 +66,10 @@ func Ensure(cfg Config) (repaired []string, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening nftables: %w", err)
 	}
-	want := desired(cfg)
-	ok, err := tableInPlace(c, want)
-	if err != nil {
-		return nil, err
+	if repaired, err = ensureTable(c, nftables.TableFamilyIPv4, desired(cfg)); err != nil {
+		return repaired, err
 	}
-	if !ok {
-		if err := replaceTable(c, want); err != nil {
-			return nil, err
-		}
-		repaired = append(repaired, "nftables table "+TableName)
-	}
-	changed, err := syncFwmarkRule(cfg.fwmark(), cfg.Mark)
+	changed, err := syncFwmarkRule(unix.AF_INET, cfg.fwmark(), cfg.Mark)
 	if err != nil {
 		return repaired, err
 	}
@@ -90,21 +88,38 @@ func Ensure(cfg Config) (repaired []string, err error) {
 			repaired = append(repaired, "rp_filter of "+cfg.PrimaryIf)
 		}
 	}
-	return repaired, nil
+	more, err := ensureIPv6(c, cfg)
+	return append(repaired, more...), err
 }
 
-// Remove deletes our table and fwmark rule. rp_filter stays loose: another
-// component may rely on it, and loose is safe.
+// ensureTable rebuilds our table of family unless it already is want.
+func ensureTable(c *nftables.Conn, family nftables.TableFamily, want *tableSpec) ([]string, error) {
+	ok, err := tableInPlace(c, family, want)
+	if err != nil || ok {
+		return nil, err
+	}
+	if err := replaceTable(c, family, want); err != nil {
+		return nil, err
+	}
+	return []string{"nftables table " + familyName(family) + " " + TableName}, nil
+}
+
+// Remove deletes our tables and fwmark rules. rp_filter and the sysctls
+// stay: another component may rely on them, and they are safe.
 func Remove() error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("opening nftables: %w", err)
 	}
-	if err := replaceTable(c, nil); err != nil {
-		return err
+	for _, family := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
+		if err := replaceTable(c, family, nil); err != nil {
+			return err
+		}
 	}
-	if _, err = syncFwmarkRule(false, 0); err != nil {
-		return err
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		if _, err = syncFwmarkRule(family, false, 0); err != nil {
+			return err
+		}
 	}
 	_, err = syncServiceRules(nil)
 	return err
@@ -124,5 +139,5 @@ func describe(cfg Config) string {
 	case cfg.NodePort:
 		s += "; NodePort connmark wanted, but no primary interface found"
 	}
-	return s
+	return s + describe6(cfg)
 }

@@ -30,9 +30,11 @@ func PrimaryLink(mac string) (string, error) {
 	return "", nil
 }
 
-func fwmarkRule(mark uint32) *netlink.Rule {
+func fwmarkRule(mark uint32) *netlink.Rule { return fwmarkRuleOf(unix.AF_INET, mark) }
+
+func fwmarkRuleOf(family int, mark uint32) *netlink.Rule {
 	r := netlink.NewRule()
-	r.Family = unix.AF_INET
+	r.Family = family
 	r.Priority = PrioFwmark
 	r.Mark = mark
 	r.Mask = &mark
@@ -40,10 +42,12 @@ func fwmarkRule(mark uint32) *netlink.Rule {
 	return r
 }
 
-// fwmarkRules lists the rules at PrioFwmark that send a mark to main: ours
-// or an older one with another mark.
-func fwmarkRules() ([]netlink.Rule, error) {
-	rules, err := netlink.RuleList(unix.AF_INET)
+// fwmarkRules lists the IPv4 rules at PrioFwmark that send a mark to main:
+// ours or an older one with another mark; fwmarkRulesOf those of family.
+func fwmarkRules() ([]netlink.Rule, error) { return fwmarkRulesOf(unix.AF_INET) }
+
+func fwmarkRulesOf(family int) ([]netlink.Rule, error) {
+	rules, err := netlink.RuleList(family)
 	if err != nil {
 		return nil, fmt.Errorf("listing ip rules: %w", err)
 	}
@@ -65,9 +69,10 @@ func hasRule(rules []netlink.Rule, mark uint32) bool {
 	return false
 }
 
-// syncFwmarkRule leaves exactly the wanted fwmark rule (none when !want).
-func syncFwmarkRule(want bool, mark uint32) (changed bool, err error) {
-	rules, err := fwmarkRules()
+// syncFwmarkRule leaves exactly the wanted fwmark rule (none when !want) in
+// family.
+func syncFwmarkRule(family int, want bool, mark uint32) (changed bool, err error) {
+	rules, err := fwmarkRulesOf(family)
 	if err != nil {
 		return false, err
 	}
@@ -81,7 +86,7 @@ func syncFwmarkRule(want bool, mark uint32) (changed bool, err error) {
 		changed = true
 	}
 	if want && !hasRule(rules, mark) {
-		if err := netlink.RuleAdd(fwmarkRule(mark)); err != nil {
+		if err := netlink.RuleAdd(fwmarkRuleOf(family, mark)); err != nil {
 			return changed, fmt.Errorf("adding ip rule fwmark %#x/%#x lookup main prio %d: %w", mark, mark, PrioFwmark, err)
 		}
 		changed = true

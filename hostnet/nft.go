@@ -36,52 +36,74 @@ type tableSpec struct {
 	table  *nftables.Table
 	chains []*nftables.Chain
 	rules  []*nftables.Rule
+	tag    string // the configuration's fingerprint, in every rule's comment
 }
 
-// desired builds the whole table for cfg; nil when no rule is wanted.
+// add appends a rule to c, tagged with the fingerprint and its position.
+func (s *tableSpec) add(c *nftables.Chain, exprs ...expr.Any) {
+	comment := fmt.Sprintf("vpc-cni %s %d", s.tag, len(s.rules))
+	s.rules = append(s.rules, &nftables.Rule{Table: s.table, Chain: c, Exprs: exprs,
+		UserData: userdata.AppendString(nil, userdata.TypeComment, comment)})
+}
+
+// desired builds the whole ip table for cfg; nil when no rule is wanted.
 func desired(cfg Config) *tableSpec {
-	if !cfg.snat() && !cfg.fwmark() {
+	egress := cfg.V4EgressRange.IsValid()
+	if !cfg.snat() && !cfg.fwmark() && !egress {
 		return nil
 	}
 	t := &nftables.Table{Family: nftables.TableFamilyIPv4, Name: TableName}
-	s := &tableSpec{table: t}
-	tag := cfg.fingerprint()
-	add := func(c *nftables.Chain, exprs ...expr.Any) {
-		comment := fmt.Sprintf("vpc-cni %s %d", tag, len(s.rules))
-		s.rules = append(s.rules, &nftables.Rule{Table: t, Chain: c, Exprs: exprs,
-			UserData: userdata.AppendString(nil, userdata.TypeComment, comment)})
+	s := &tableSpec{table: t, tag: cfg.fingerprint()}
+	if cfg.fwmark() {
+		s.addMark(cfg)
 	}
+	if cfg.snat() {
+		s.addPodEgress(cfg)
+	}
+	if cfg.snat() || egress {
+		snat := s.natChain()
+		if egress {
+			s.addEgressSNAT(snat, cfg.V4EgressRange, multicast4, cfg.PrimaryIP, cfg.Randomize)
+		}
+		if cfg.snat() {
+			for _, p := range cfg.noSNAT() {
+				s.add(snat, cat(addrIn(p, false, true), verdict(expr.VerdictReturn))...)
+			}
+			s.add(snat, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ifname(expr.MetaKeyOIFNAME, "vlan", false, true),
+				localDst(false), snatTo(cfg.PrimaryIP, cfg.Randomize))...)
+		}
+	}
+	if egress {
+		s.addEgressIn(cfg.V4EgressRange)
+	}
+	return s
+}
+
+func (s *tableSpec) addMark(cfg Config) {
+	t := s.table
 	mark := s.chain(&nftables.Chain{Name: chainMark, Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle})
 	if cfg.nodePortMark() {
 		// A connection addressed to the node on its primary ENI (NodePort,
 		// load balancer with instance targets) leaves the way it came.
-		add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.PrimaryIf, true, false), localDst(true), setCtMark(cfg.Mark))...)
+		s.add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.PrimaryIf, true, false), localDst(true), setCtMark(cfg.Mark))...)
 	}
 	// Every packet from a pod of a marked connection carries the mark, so
 	// `fwmark lookup main` routes it out of the primary ENI.
-	add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctMarkHas(cfg.Mark), setMetaMark(cfg.Mark))...)
-	if cfg.snat() {
-		pods := s.chain(&nftables.Chain{Name: chainPods, Table: t, Type: nftables.ChainTypeFilter,
-			Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(prioPods)})
-		egress := s.chain(&nftables.Chain{Name: chainEgress, Table: t})
-		add(pods, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctNew(), jump(chainEgress))...)
-		for _, p := range cfg.noSNAT() {
-			add(egress, cat(daddrIn(p), verdict(expr.VerdictReturn))...)
-		}
-		add(egress, setCtMark(cfg.Mark)...)
-		add(egress, setMetaMark(cfg.Mark)...) // this first packet passed the restore already
+	s.add(mark, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctMarkHas(cfg.Mark), setMetaMark(cfg.Mark))...)
+}
+
+func (s *tableSpec) addPodEgress(cfg Config) {
+	t := s.table
+	pods := s.chain(&nftables.Chain{Name: chainPods, Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(prioPods)})
+	egress := s.chain(&nftables.Chain{Name: chainEgress, Table: t})
+	s.add(pods, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctNew(), jump(chainEgress))...)
+	for _, p := range cfg.noSNAT() {
+		s.add(egress, cat(addrIn(p, false, true), verdict(expr.VerdictReturn))...)
 	}
-	if cfg.snat() {
-		snat := s.chain(&nftables.Chain{Name: chainSNAT, Table: t, Type: nftables.ChainTypeNAT,
-			Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityRef(prioSNAT)})
-		for _, p := range cfg.noSNAT() {
-			add(snat, cat(daddrIn(p), verdict(expr.VerdictReturn))...)
-		}
-		add(snat, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ifname(expr.MetaKeyOIFNAME, "vlan", false, true),
-			localDst(false), snatTo(cfg.PrimaryIP, cfg.Randomize))...)
-	}
-	return s
+	s.add(egress, setCtMark(cfg.Mark)...)
+	s.add(egress, setMetaMark(cfg.Mark)...) // this first packet passed the restore already
 }
 
 func (s *tableSpec) chain(c *nftables.Chain) *nftables.Chain {
@@ -125,15 +147,26 @@ func localDst(local bool) []expr.Any {
 	}
 }
 
-func daddrIn(p netip.Prefix) []expr.Any {
-	m := make([]byte, 4)
+// addrIn matches the source (src) or destination address in p (in: or not
+// in p), in p's family's header.
+func addrIn(p netip.Prefix, src, in bool) []expr.Any {
+	size := uint32(p.Addr().BitLen() / 8)
+	offset := map[bool]uint32{false: 16, true: 12}[src] // IPv4 header
+	if size == 16 {
+		offset = map[bool]uint32{false: 24, true: 8}[src]
+	}
+	m := make([]byte, size)
 	for i := 0; i < p.Bits(); i++ {
 		m[i/8] |= 0x80 >> (i % 8)
 	}
+	op := expr.CmpOpEq
+	if !in {
+		op = expr.CmpOpNeq
+	}
 	return []expr.Any{
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: m, Xor: make([]byte, 4)},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: p.Masked().Addr().AsSlice()},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: size},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: size, Mask: m, Xor: make([]byte, size)},
+		&expr.Cmp{Op: op, Register: 1, Data: p.Masked().Addr().AsSlice()},
 	}
 }
 
@@ -180,7 +213,14 @@ func verdict(k expr.VerdictKind) []expr.Any { return []expr.Any{&expr.Verdict{Ki
 func snatTo(ip netip.Addr, r Randomize) []expr.Any {
 	return []expr.Any{
 		&expr.Immediate{Register: 1, Data: ip.AsSlice()},
-		&expr.NAT{Type: expr.NATTypeSourceNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegAddrMax: 1,
+		&expr.NAT{Type: expr.NATTypeSourceNAT, Family: natFamily(ip), RegAddrMin: 1, RegAddrMax: 1,
 			Random: r == RandomHash, FullyRandom: r == RandomPRNG},
 	}
+}
+
+func natFamily(ip netip.Addr) uint32 {
+	if ip.Is4() {
+		return unix.NFPROTO_IPV4
+	}
+	return unix.NFPROTO_IPV6
 }

@@ -13,8 +13,8 @@ import (
 // tableInPlace reports whether our table holds exactly the rules of want
 // (nil: whether it is absent). Rules are recognised by the comment each
 // carries, which names the configuration and the rule's position.
-func tableInPlace(c *nftables.Conn, want *tableSpec) (bool, error) {
-	exists, err := tableExists(c)
+func tableInPlace(c *nftables.Conn, family nftables.TableFamily, want *tableSpec) (bool, error) {
+	exists, err := tableExists(c, family)
 	if err != nil || !exists || want == nil {
 		return err == nil && exists == (want != nil), err
 	}
@@ -49,12 +49,12 @@ func comment(r *nftables.Rule) string {
 
 // replaceTable deletes our table, if present, and builds want in the same
 // netlink batch: the change is atomic, and a half-flushed table is rebuilt.
-func replaceTable(c *nftables.Conn, want *tableSpec) error {
-	exists, err := tableExists(c)
+func replaceTable(c *nftables.Conn, family nftables.TableFamily, want *tableSpec) error {
+	exists, err := tableExists(c, family)
 	if err != nil {
 		return err
 	}
-	t := &nftables.Table{Family: nftables.TableFamilyIPv4, Name: TableName}
+	t := &nftables.Table{Family: family, Name: TableName}
 	if exists {
 		c.DelTable(t)
 	}
@@ -71,13 +71,13 @@ func replaceTable(c *nftables.Conn, want *tableSpec) error {
 		return nil
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("writing nftables table %s: %w", TableName, err)
+		return fmt.Errorf("writing nftables table %s %s: %w", familyName(family), TableName, err)
 	}
 	return nil
 }
 
-func tableExists(c *nftables.Conn) (bool, error) {
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+func tableExists(c *nftables.Conn, family nftables.TableFamily) (bool, error) {
+	tables, err := c.ListTablesOfFamily(family)
 	if err != nil {
 		return false, fmt.Errorf("listing nftables tables: %w", err)
 	}
@@ -85,3 +85,10 @@ func tableExists(c *nftables.Conn) (bool, error) {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, unix.ENOENT) }
+
+func familyName(f nftables.TableFamily) string {
+	if f == nftables.TableFamilyIPv6 {
+		return "ip6"
+	}
+	return "ip"
+}

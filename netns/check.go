@@ -24,25 +24,38 @@ func wrong(problem, format string, args ...any) error {
 	return &WiringError{Piece: fmt.Sprintf(format, args...), Problem: problem}
 }
 
-// CheckPod verifies every piece SetupPod makes and returns a *WiringError for
-// the first one missing or wrong (other errors mean it could not look).
+// CheckPod verifies every piece SetupPod makes, in both families and on the
+// egress interface when p has them, and returns a *WiringError for the first
+// one missing or wrong (other errors mean it could not look).
 func CheckPod(p Pod) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
 	p.IP = p.IP.Unmap()
+	if p.Egress != nil {
+		e := p.Egress.normal(p)
+		p.Egress = &e
+	}
 	return withHost(func(host *netlink.Handle) error {
 		hostVeth, err := checkVeth(host, p.HostVeth, p.MTU, "host veth")
 		if err != nil {
 			return err
 		}
 		err = withPod(p.NetnsPath, func(pod *netlink.Handle, _ vnetns.NsHandle) error {
-			return checkPodSide(pod, p, hostVeth)
+			if err := checkPodSide(pod, p, hostVeth); err != nil {
+				return err
+			}
+			return checkEgress(host, pod, p)
 		})
 		if err != nil {
 			return err
 		}
-		return checkHostSide(host, p, hostVeth)
+		for _, ip := range p.addrs() {
+			if err := checkHostSide(host, ip, p.Table, p.HostVeth, hostVeth); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -64,55 +77,90 @@ func checkVeth(h *netlink.Handle, name string, mtu int, what string) (netlink.Li
 	return l, nil
 }
 
+// checkPeer finds the pod end called name and checks it is hostVeth's peer.
+func checkPeer(h *netlink.Handle, name string, mtu int, hostVeth netlink.Link) (netlink.Link, error) {
+	link, err := checkVeth(h, name, mtu, "pod interface")
+	if err != nil {
+		return nil, err
+	}
+	if hostVeth.Attrs().ParentIndex != link.Attrs().Index {
+		return nil, wrong("not the peer of host veth "+hostVeth.Attrs().Name, "pod interface %s", name)
+	}
+	return link, nil
+}
+
 func checkPodSide(h *netlink.Handle, p Pod, hostVeth netlink.Link) error {
-	link, err := checkVeth(h, p.IfName, p.MTU, "pod interface")
+	link, err := checkPeer(h, p.IfName, p.MTU, hostVeth)
 	if err != nil {
 		return err
 	}
-	if hostVeth.Attrs().ParentIndex != link.Attrs().Index {
-		return wrong("not the peer of host veth "+p.HostVeth, "pod interface %s", p.IfName)
+	mac := hostVeth.Attrs().HardwareAddr
+	if p.IP.IsValid() {
+		if err := checkGatewayed(h, link, hostNet(p.IP), PodGateway, mac); err != nil {
+			return err
+		}
 	}
-	if err := checkPodAddr(h, link, p); err != nil {
-		return err
+	if p.IP6.IsValid() {
+		return checkGatewayed(h, link, hostNet(p.IP6), PodGateway6, mac)
 	}
-	if err := checkPodRoutes(h, link, p); err != nil {
-		return err
-	}
-	return checkPodNeighbour(h, link, p, hostVeth.Attrs().HardwareAddr)
+	return nil
 }
 
-func checkPodAddr(h *netlink.Handle, link netlink.Link, p Pod) error {
-	addrs, err := dump(func() ([]netlink.Addr, error) { return h.AddrList(link, unix.AF_INET) })
+// checkGatewayed checks one family of a pod interface: the address, the
+// gateway's link route, the default route through it and the permanent
+// neighbour gw → mac.
+func checkGatewayed(h *netlink.Handle, link netlink.Link, addr *net.IPNet, gw netip.Addr, mac net.HardwareAddr) error {
+	if err := checkPodAddr(h, link, addr); err != nil {
+		return err
+	}
+	if err := checkPodRoutes(h, link, gw); err != nil {
+		return err
+	}
+	return checkPodNeighbour(h, link, gw, mac)
+}
+
+// checkPodAddr finds want on link, usable (not tentative, DAD not failed).
+func checkPodAddr(h *netlink.Handle, link netlink.Link, want *net.IPNet) error {
+	ip, _ := netip.AddrFromSlice(want.IP)
+	ip = ip.Unmap()
+	addrs, err := dump(func() ([]netlink.Addr, error) { return h.AddrList(link, familyOf(ip)) })
 	if err != nil {
 		return fmt.Errorf("list pod addresses: %w", err)
 	}
+	name := link.Attrs().Name
 	for _, a := range addrs {
-		if is32(a.IPNet, p.IP) {
-			return nil
+		if a.IPNet.String() != want.String() {
+			continue
 		}
+		if a.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) != 0 {
+			return wrong(fmt.Sprintf("not usable (flags %#x: tentative or DAD failed)", a.Flags), "pod address %s dev %s", want, name)
+		}
+		return nil
 	}
-	return wrong("missing", "pod address %s/32 dev %s", p.IP, p.IfName)
+	return wrong("missing", "pod address %s dev %s", want, name)
 }
 
-func checkPodRoutes(h *netlink.Handle, link netlink.Link, p Pod) error {
-	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(link, unix.AF_INET) })
+func checkPodRoutes(h *netlink.Handle, link netlink.Link, gw netip.Addr) error {
+	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(link, familyOf(gw)) })
 	if err != nil {
 		return fmt.Errorf("list pod routes: %w", err)
 	}
 	var gwRoute, defRoute bool
 	for _, r := range routes {
 		switch {
-		case is32(r.Dst, PodGateway) && r.Scope == netlink.SCOPE_LINK && r.Gw == nil:
+		// IPv6 routes carry no scope.
+		case isHost(r.Dst, gw) && (r.Scope == netlink.SCOPE_LINK || gw.Is6()) && r.Gw == nil:
 			gwRoute = true
-		case isDefault(r.Dst) && r.Gw.Equal(ipOf(PodGateway)):
+		case isDefault(r.Dst) && r.Gw.Equal(ipOf(gw)):
 			defRoute = true
 		}
 	}
+	name := link.Attrs().Name
 	if !gwRoute {
-		return wrong("missing", "pod route %s/32 dev %s scope link", PodGateway, p.IfName)
+		return wrong("missing", "pod route %s dev %s scope link", hostNet(gw), name)
 	}
 	if !defRoute {
-		return wrong("missing", "pod route default via %s dev %s", PodGateway, p.IfName)
+		return wrong("missing", "pod route default via %s dev %s", gw, name)
 	}
 	return nil
 }
@@ -125,14 +173,14 @@ func isDefault(dst *net.IPNet) bool {
 	return ones == 0
 }
 
-func checkPodNeighbour(h *netlink.Handle, link netlink.Link, p Pod, mac net.HardwareAddr) error {
-	neighs, err := dump(func() ([]netlink.Neigh, error) { return h.NeighList(link.Attrs().Index, unix.AF_INET) })
+func checkPodNeighbour(h *netlink.Handle, link netlink.Link, gw netip.Addr, mac net.HardwareAddr) error {
+	neighs, err := dump(func() ([]netlink.Neigh, error) { return h.NeighList(link.Attrs().Index, familyOf(gw)) })
 	if err != nil {
 		return fmt.Errorf("list pod neighbours: %w", err)
 	}
-	piece := fmt.Sprintf("pod neighbour %s lladdr %s dev %s nud permanent", PodGateway, mac, p.IfName)
+	piece := fmt.Sprintf("pod neighbour %s lladdr %s dev %s nud permanent", gw, mac, link.Attrs().Name)
 	for _, n := range neighs {
-		if !n.IP.Equal(ipOf(PodGateway)) {
+		if !n.IP.Equal(ipOf(gw)) {
 			continue
 		}
 		if n.State&netlink.NUD_PERMANENT == 0 || !bytes.Equal(n.HardwareAddr, mac) {
@@ -144,19 +192,25 @@ func checkPodNeighbour(h *netlink.Handle, link netlink.Link, p Pod, mac net.Hard
 	return &WiringError{Piece: piece, Problem: "missing"}
 }
 
-func checkHostSide(h *netlink.Handle, p Pod, veth netlink.Link) error {
-	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(veth, unix.AF_INET) })
+// checkHostSide checks the host route to ip through veth and ip's rules.
+func checkHostSide(h *netlink.Handle, ip netip.Addr, table int, vethName string, veth netlink.Link) error {
+	if err := checkHostRoute(h, ip, vethName, veth); err != nil {
+		return err
+	}
+	return checkRules(h, ip, table)
+}
+
+func checkHostRoute(h *netlink.Handle, ip netip.Addr, vethName string, veth netlink.Link) error {
+	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(veth, familyOf(ip)) })
 	if err != nil {
 		return fmt.Errorf("list host routes: %w", err)
 	}
-	found := false
 	for _, r := range routes {
-		found = found || (is32(r.Dst, p.IP) && r.Table == MainTable && r.Gw == nil)
+		if isHost(r.Dst, ip) && r.Table == MainTable && r.Gw == nil {
+			return nil
+		}
 	}
-	if !found {
-		return wrong("missing", "host route %s/32 dev %s scope link", p.IP, p.HostVeth)
-	}
-	return checkRules(h, p.IP, p.Table)
+	return wrong("missing", "host route %s dev %s scope link", hostNet(ip), vethName)
 }
 
 // CheckPodRules verifies the policy rules SetPodRules installs (vpc-cni as
@@ -166,7 +220,7 @@ func CheckPodRules(ip netip.Addr, table int) error {
 }
 
 func checkRules(h *netlink.Handle, ip netip.Addr, table int) error {
-	rules, err := listRules(h)
+	rules, err := listRulesOf(h, familyOf(ip))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,13 @@
 // table that holds the subnet gateway and a default route through that ENI
 // (RouteTable numbers the tables).
 //
+// IPv6 is wired the same way, as the reference's IPv6 mode: a /128 on the
+// pod's interface (added nodad: the pool guarantees it is unique), the
+// gateway PodGateway6 (fe80::1) with a permanent neighbour, a /128 host route
+// and the IPv6 rule `to <pod> lookup main` (512); a dual-stack pod gets both
+// on one interface. An egress pair (v4if0 or v6if0, see Egress) gives a
+// single-stack pod the other family through the node's SNAT (hostnet).
+//
 // Every function acts on the network namespace of the calling OS thread (the
 // node's namespace) and reaches a pod's namespace through a netlink handle
 // opened at its path, so no function switches the caller's thread. A caller

@@ -18,6 +18,10 @@ type HostState struct {
 	Veths  []string    // links named eni* that are veths
 	Rules  []RuleInfo  // prio 512 and 1536 rules with a /32 selector
 	Routes []RouteInfo // main-table /32 routes through eni* veths
+	// Live are the Veths whose other end is in another network namespace.
+	// The kernel deletes both ends of a veth when either namespace goes, so
+	// that namespace is alive: a running pod's, whatever the store says.
+	Live []string
 }
 
 // RuleInfo is one pod rule: IP is the destination of a 512 rule and the
@@ -47,6 +51,9 @@ func ListHostWith(prefix string) (st HostState, err error) {
 		}
 		for _, l := range veths {
 			st.Veths = append(st.Veths, l.Attrs().Name)
+			if l.Attrs().NetNsID >= 0 { // -1: no IFLA_LINK_NETNSID, the peer is here
+				st.Live = append(st.Live, l.Attrs().Name)
+			}
 		}
 		if st.Rules, err = listPodRules(h); err != nil {
 			return err

@@ -110,14 +110,41 @@ func host32(a netip.Addr) *net.IPNet {
 	return &net.IPNet{IP: ipOf(a), Mask: net.CIDRMask(32, 32)}
 }
 
+// hostNet is a as a host prefix of its family: a/32 or a/128.
+func hostNet(a netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: ipOf(a), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
+}
+
+// prefixNet is p as a net.IPNet.
+func prefixNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: ipOf(p.Addr()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// familyOf is the netlink family of a.
+func familyOf(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
 // is32 reports whether n is exactly a/32.
-func is32(n *net.IPNet, a netip.Addr) bool {
+func is32(n *net.IPNet, a netip.Addr) bool { return a.Is4() && isHost(n, a) }
+
+// isHost reports whether n is exactly a as a host prefix (/32 or /128).
+func isHost(n *net.IPNet, a netip.Addr) bool {
 	if n == nil {
 		return false
 	}
 	ones, bits := n.Mask.Size()
 	got, ok := netip.AddrFromSlice(n.IP)
-	return ok && ones == 32 && bits == 32 && got.Unmap() == a
+	if !ok {
+		return false
+	}
+	if a.Is4() {
+		got = got.Unmap()
+	}
+	return ones == a.BitLen() && bits == a.BitLen() && got == a
 }
 
 // addrOf32 returns the address of a /32 selector, or false.

@@ -16,6 +16,12 @@ import (
 // ends (0 keeps the kernel's default), the pod's IPv4 address and the route
 // table of the ENI that holds it (0 or 254: main, the primary ENI; else the
 // secondary ENI's device index + 1).
+//
+// IP6, when valid, is the pod's IPv6 address on the same interface (a /128
+// through the gateway PodGateway6): with IP unset the pod is IPv6 only, with
+// both it is dual-stack. Table applies to both families. Egress, when set,
+// adds the second interface through which the pod reaches the other family
+// (see Egress).
 type Pod struct {
 	NetnsPath string
 	IfName    string
@@ -23,21 +29,39 @@ type Pod struct {
 	MTU       int
 	IP        netip.Addr
 	Table     int
+	IP6       netip.Addr
+	Egress    *Egress
 }
 
-// Wired describes the veth pair SetupPod made, for the CNI result.
+// Wired describes the veth pair SetupPod made, for the CNI result; Egress
+// the egress pair (v4if0 or v6if0), when the pod has one.
 type Wired struct {
 	HostVeth   string
 	HostMAC    string
 	PodIf      string
 	PodMAC     string
 	PodIfIndex int
+	Egress     *Wired
+}
+
+func wired(p Pod, hostVeth, podLink netlink.Link) *Wired {
+	return &Wired{
+		HostVeth:   p.HostVeth,
+		HostMAC:    hostVeth.Attrs().HardwareAddr.String(),
+		PodIf:      p.IfName,
+		PodMAC:     podLink.Attrs().HardwareAddr.String(),
+		PodIfIndex: podLink.Attrs().Index,
+	}
 }
 
 func (p Pod) validate() error {
 	switch {
-	case !p.IP.Is4():
+	case !p.IP.IsValid() && !p.IP6.IsValid():
+		return errors.New("pod has neither an IPv4 nor an IPv6 address")
+	case p.IP.IsValid() && !p.IP.Is4():
 		return fmt.Errorf("pod IP %v is not IPv4", p.IP)
+	case p.IP6.IsValid() && (!p.IP6.Is6() || p.IP6.Is4In6() || p.IP6.Zone() != ""):
+		return fmt.Errorf("pod IPv6 %v is not a plain IPv6 address", p.IP6)
 	case p.HostVeth == "" || len(p.HostVeth) > 15:
 		return fmt.Errorf("host veth name %q must be 1-15 characters", p.HostVeth)
 	case p.IfName == "" || len(p.IfName) > 15:
@@ -47,7 +71,29 @@ func (p Pod) validate() error {
 	case p.Table < 0 || p.Table == unix.RT_TABLE_LOCAL || p.Table == unix.RT_TABLE_DEFAULT:
 		return fmt.Errorf("route table %d is not usable for a pod", p.Table)
 	}
-	return nil
+	return p.Egress.validate(p)
+}
+
+// addrs are the pod's addresses on IfName, IPv4 first.
+func (p Pod) addrs() []netip.Addr {
+	var out []netip.Addr
+	for _, a := range []netip.Addr{p.IP, p.IP6} {
+		if a.IsValid() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// String names the pod by its addresses, for errors.
+func (p Pod) String() string {
+	switch {
+	case p.IP.IsValid() && p.IP6.IsValid():
+		return p.IP.String() + "+" + p.IP6.String()
+	case p.IP.IsValid():
+		return p.IP.String()
+	}
+	return p.IP6.String()
 }
 
 // SetupPod wires p in the routed-ENI layout (see the package doc). It is
@@ -60,6 +106,10 @@ func SetupPod(p Pod) (w Wired, err error) {
 		return Wired{}, err
 	}
 	p.IP = p.IP.Unmap()
+	if p.Egress != nil {
+		e := p.Egress.normal(p)
+		p.Egress = &e
+	}
 	err = withHost(func(host *netlink.Handle) error {
 		return withPod(p.NetnsPath, func(pod *netlink.Handle, podNS vnetns.NsHandle) error {
 			w, err = setupPod(host, pod, podNS, p)
@@ -68,7 +118,7 @@ func SetupPod(p Pod) (w Wired, err error) {
 	})
 	if err != nil {
 		_ = TeardownPod(p)
-		return Wired{}, fmt.Errorf("wire pod %s on %s: %w", p.IP, p.HostVeth, err)
+		return Wired{}, fmt.Errorf("wire pod %s on %s: %w", p, p.HostVeth, err)
 	}
 	return w, nil
 }
@@ -79,19 +129,41 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 		return Wired{}, err
 	}
 	hostMAC := hostVeth.Attrs().HardwareAddr
-	if err := setupPodSide(pod, podLink, p, hostMAC); err != nil {
-		return Wired{}, err
+	if err := pod.LinkSetUp(podLink); err != nil {
+		return Wired{}, fmt.Errorf("set pod %s up: %w", p.IfName, err)
 	}
-	if err := setupHostSide(host, hostVeth, p); err != nil {
-		return Wired{}, err
+	if p.IP6.IsValid() {
+		if err := setupPodSide6(pod, podLink, p.NetnsPath, p.IP6, hostMAC); err != nil {
+			return Wired{}, err
+		}
 	}
-	return Wired{
-		HostVeth:   p.HostVeth,
-		HostMAC:    hostMAC.String(),
-		PodIf:      p.IfName,
-		PodMAC:     podLink.Attrs().HardwareAddr.String(),
-		PodIfIndex: podLink.Attrs().Index,
-	}, nil
+	if p.IP.IsValid() {
+		if err := setupPodSide(pod, podLink, p, hostMAC); err != nil {
+			return Wired{}, err
+		}
+	}
+	for _, ip := range p.addrs() {
+		if err := setupHostSide(host, hostVeth, p.HostVeth, ip, p.Table); err != nil {
+			return Wired{}, err
+		}
+	}
+	if p.IP6.IsValid() {
+		if err := hostNeighbour6(host, hostVeth, p.IP6, podLink.Attrs().HardwareAddr); err != nil {
+			return Wired{}, err
+		}
+	}
+	w := wired(p, hostVeth, podLink)
+	if p.Egress != nil {
+		if w.Egress, err = setupEgress(host, pod, podNS, p); err != nil {
+			return Wired{}, err
+		}
+	}
+	if p.IP6.IsValid() {
+		if err := waitDeliverable(pod, p.IP6); err != nil {
+			return Wired{}, err
+		}
+	}
+	return *w, nil
 }
 
 // makeVethPair creates the pair from the node side, the peer straight in the
@@ -150,14 +222,11 @@ func deleteVeth(h *netlink.Handle, name string) error {
 	return nil
 }
 
-// setupPodSide: link up, address /32, the gateway's link route, the default
+// setupPodSide: address /32, the gateway's link route, the default
 // route through it and the permanent neighbour to the host veth's MAC.
 func setupPodSide(h *netlink.Handle, link netlink.Link, p Pod, hostMAC net.HardwareAddr) error {
 	idx := link.Attrs().Index
 	gw := ipOf(PodGateway)
-	if err := h.LinkSetUp(link); err != nil {
-		return fmt.Errorf("set pod %s up: %w", p.IfName, err)
-	}
 	if err := h.AddrReplace(link, &netlink.Addr{IPNet: host32(p.IP)}); err != nil {
 		return fmt.Errorf("add %s/32 to pod %s: %w", p.IP, p.IfName, err)
 	}
@@ -176,24 +245,25 @@ func setupPodSide(h *netlink.Handle, link netlink.Link, p Pod, hostMAC net.Hardw
 	return nil
 }
 
-// setupHostSide: the /32 route to the pod and its policy rules.
-func setupHostSide(h *netlink.Handle, veth netlink.Link, p Pod) error {
-	route := &netlink.Route{LinkIndex: veth.Attrs().Index, Dst: host32(p.IP),
+// setupHostSide: the host route to the pod's address ip (/32 or /128) and
+// its policy rules, in ip's family.
+func setupHostSide(h *netlink.Handle, veth netlink.Link, vethName string, ip netip.Addr, table int) error {
+	route := &netlink.Route{LinkIndex: veth.Attrs().Index, Dst: hostNet(ip),
 		Scope: netlink.SCOPE_LINK, Table: MainTable}
 	if err := h.RouteReplace(route); err != nil {
-		return fmt.Errorf("add host route %s/32 dev %s: %w", p.IP, p.HostVeth, err)
+		return fmt.Errorf("add host route %s dev %s: %w", hostNet(ip), vethName, err)
 	}
-	rules, err := listRules(h)
+	rules, err := listRulesOf(h, familyOf(ip))
 	if err != nil {
 		return err
 	}
-	if err := ensureRule(h, rules, toPodRule(p.IP)); err != nil {
+	if err := ensureRule(h, rules, toPodRule(ip)); err != nil {
 		return err
 	}
-	if isMain(p.Table) {
+	if isMain(table) {
 		// The address moved to the primary ENI: a from-rule left from an
 		// earlier life on a secondary ENI would misroute its replies.
-		return deleteRules(h, rules, fromPodRule(p.IP, 0))
+		return deleteRules(h, rules, fromPodRule(ip, 0))
 	}
-	return ensureRule(h, rules, fromPodRule(p.IP, p.Table))
+	return ensureRule(h, rules, fromPodRule(ip, table))
 }

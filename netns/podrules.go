@@ -12,12 +12,14 @@ import (
 // main` (512), so traffic to the pod stays local, and for an address of a
 // secondary ENI `from ip lookup table` (1536), so its replies leave through
 // the ENI that owns it (EC2 drops them elsewhere). table 0 or 254 is main.
+// ip may be IPv4 or IPv6 (the rules are then in IPv6).
 func SetPodRules(ip netip.Addr, table int) error {
-	if !ip.Is4() {
-		return fmt.Errorf("pod rules: %v is not an IPv4 address", ip)
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.Zone() != "" {
+		return fmt.Errorf("pod rules: %v is not a plain IP address", ip)
 	}
 	return withHost(func(h *netlink.Handle) error {
-		rules, err := listRules(h)
+		rules, err := listRulesOf(h, familyOf(ip))
 		if err != nil {
 			return err
 		}
@@ -33,15 +35,17 @@ func SetPodRules(ip netip.Addr, table int) error {
 
 // ClearPodRules removes both rules of ip; missing rules are fine.
 func ClearPodRules(ip netip.Addr) error {
-	if !ip.Is4() {
+	ip = ip.Unmap()
+	if !ip.IsValid() {
 		return nil
 	}
 	return withHost(func(h *netlink.Handle) error { return deletePodRules(h, ip) })
 }
 
-// deletePodRules removes ip's to-rule (512) and from-rules (1536, any table).
+// deletePodRules removes ip's to-rule (512) and from-rules (1536, any table),
+// in ip's family.
 func deletePodRules(h *netlink.Handle, ip netip.Addr) error {
-	rules, err := listRules(h)
+	rules, err := listRulesOf(h, familyOf(ip))
 	if err != nil {
 		return err
 	}

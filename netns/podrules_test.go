@@ -39,3 +39,19 @@ func TestSetAndClearPodRules(t *testing.T) {
 		t.Fatalf("rules left after clearing: %+v", got)
 	}
 }
+
+func TestSetAndClearPodRulesInIPv6(t *testing.T) {
+	node := newNode6(t)
+	ip := netip.MustParseAddr("fd00:7::9")
+	inNS(t, node, func() error { return SetPodRules(ip, 3) })
+	inNS(t, node, func() error { return SetPodRules(ip, 3) })
+	inNS(t, node, func() error { return CheckPodRules(ip, 3) })
+	inNS(t, node, func() error { return ClearPodRules(ip) })
+	inNS(t, node, func() error { return leftovers6(ip) })
+	inNS(t, node, func() error {
+		if err := CheckPodRules(ip, 3); err == nil {
+			t.Error("CheckPodRules passed with the rules cleared")
+		}
+		return nil
+	})
+}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ruleSpec is one of our policy rules: a /32 selector (destination when to is
+// ruleSpec is one of our policy rules: a host (/32 or /128) selector (destination when to is
 // set, else source), a priority and a table.
 type ruleSpec struct {
 	prio  int
@@ -38,13 +38,13 @@ func (s ruleSpec) String() string {
 
 func (s ruleSpec) netlinkRule() *netlink.Rule {
 	r := netlink.NewRule()
-	r.Family = unix.AF_INET
+	r.Family = familyOf(s.ip)
 	r.Priority = s.prio
 	r.Table = s.table
 	if s.to {
-		r.Dst = host32(s.ip)
+		r.Dst = hostNet(s.ip)
 	} else {
-		r.Src = host32(s.ip)
+		r.Src = hostNet(s.ip)
 	}
 	return r
 }
@@ -56,13 +56,16 @@ func (s ruleSpec) selects(r netlink.Rule) bool {
 		return false
 	}
 	if s.to {
-		return r.Src == nil && is32(r.Dst, s.ip)
+		return r.Src == nil && isHost(r.Dst, s.ip)
 	}
-	return r.Dst == nil && is32(r.Src, s.ip)
+	return r.Dst == nil && isHost(r.Src, s.ip)
 }
 
-func listRules(h *netlink.Handle) ([]netlink.Rule, error) {
-	rules, err := dump(func() ([]netlink.Rule, error) { return h.RuleList(unix.AF_INET) })
+// listRules lists the IPv4 rules; listRulesOf those of family.
+func listRules(h *netlink.Handle) ([]netlink.Rule, error) { return listRulesOf(h, unix.AF_INET) }
+
+func listRulesOf(h *netlink.Handle, family int) ([]netlink.Rule, error) {
+	rules, err := dump(func() ([]netlink.Rule, error) { return h.RuleList(family) })
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}

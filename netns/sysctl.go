@@ -6,11 +6,17 @@ import (
 )
 
 // hostVethIPv6Sysctls are the reference's settings for the host veth: ignore
-// router advertisements from the pod, accept redirects, do not forward IPv6.
+// router advertisements from the pod, accept redirects, do not act as a
+// router on this link (forwarding itself is net.ipv6.conf.all.forwarding's).
+// Beyond the reference, accept_dad=0: the host veth's link-local address is
+// usable the moment the link is up, so the node can solicit the pod's
+// address at once instead of after a second of DAD (the kernel sends no
+// neighbour solicitation while its link-local address is tentative).
 var hostVethIPv6Sysctls = map[string]string{
 	"accept_ra":        "0",
 	"accept_redirects": "1",
 	"forwarding":       "0",
+	"accept_dad":       "0",
 }
 
 // setHostVethSysctls applies hostVethIPv6Sysctls; best effort, since a node

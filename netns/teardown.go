@@ -6,20 +6,30 @@ import (
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // TeardownPod removes what SetupPod made: the pod interface (if its netns
-// still exists), the host veth (the pair goes together), the host route and
-// the pod's rules. It succeeds when any of these, or the netns itself, is
-// already gone. The pod end goes first so that a caller that lost the host
-// veth's name still gets a clean node.
+// still exists), the host veth (the pair goes together), the host routes
+// and the pod's rules of both families, and any egress pair (v4if0 or
+// v6if0, whether or not p.Egress says so). Addresses, pod routes and the
+// pod's neighbours go with the interfaces. It succeeds when any of these,
+// or the netns itself, is already gone. The pod end goes first so that a
+// caller that lost the host veth's name still gets a clean node.
 func TeardownPod(p Pod) error {
 	p.IP = p.IP.Unmap()
 	if err := removePodIf(p.NetnsPath, p.IfName); err != nil {
 		return err
 	}
-	return RemoveLeftover(p.HostVeth, p.IP)
+	if err := removeEgress(p.NetnsPath, p.HostVeth, p.Egress); err != nil {
+		return err
+	}
+	if err := RemoveLeftover(p.HostVeth, p.IP); err != nil {
+		return err
+	}
+	if !p.IP6.IsValid() {
+		return nil
+	}
+	return RemoveLeftover("", p.IP6)
 }
 
 func removePodIf(netnsPath, ifName string) error {
@@ -36,7 +46,7 @@ func removePodIf(netnsPath, ifName string) error {
 }
 
 // RemoveLeftover removes, in the node netns, the host veth named veth (when
-// not empty) and the routes and rules of ip (when valid). The rules of an
+// not empty) and the routes and rules of ip (when valid, IPv4 or IPv6). The rules of an
 // address that is still routed through another link are left alone: the
 // address has been handed to another pod, and the rules are now its.
 func RemoveLeftover(veth string, ip netip.Addr) error {
@@ -47,7 +57,7 @@ func RemoveLeftover(veth string, ip netip.Addr) error {
 				return err
 			}
 		}
-		if !ip.Is4() {
+		if !ip.IsValid() {
 			return nil
 		}
 		reassigned, err := removeHostRoutes(h, ip, veth)
@@ -58,13 +68,13 @@ func RemoveLeftover(veth string, ip netip.Addr) error {
 	})
 }
 
-// removeHostRoutes deletes main-table routes to ip/32 through the link named
+// removeHostRoutes deletes main-table routes to ip (/32 or /128) through the link named
 // veth, or through no link any more; it reports whether one through another
 // link remains.
 func removeHostRoutes(h *netlink.Handle, ip netip.Addr, veth string) (reassigned bool, err error) {
-	filter := &netlink.Route{Dst: host32(ip), Table: MainTable}
+	filter := &netlink.Route{Dst: hostNet(ip), Table: MainTable}
 	routes, err := dump(func() ([]netlink.Route, error) {
-		return h.RouteListFiltered(unix.AF_INET, filter, netlink.RT_FILTER_DST|netlink.RT_FILTER_TABLE)
+		return h.RouteListFiltered(familyOf(ip), filter, netlink.RT_FILTER_DST|netlink.RT_FILTER_TABLE)
 	})
 	if err != nil {
 		return false, fmt.Errorf("list host routes to %s: %w", ip, err)
@@ -79,7 +89,7 @@ func removeHostRoutes(h *netlink.Handle, ip netip.Addr, veth string) (reassigned
 			continue
 		}
 		if err := h.RouteDel(&r); err != nil && !isGone(err) {
-			return false, fmt.Errorf("delete host route %s/32: %w", ip, err)
+			return false, fmt.Errorf("delete host route %s: %w", hostNet(ip), err)
 		}
 	}
 	return reassigned, nil

@@ -89,7 +89,11 @@ func TestListHostAndRemoveLeftover(t *testing.T) {
 		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "cali1234", TxQLen: -1}, PeerName: "cali1234p"}); err != nil {
 			return err
 		}
-		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "enibridge", TxQLen: -1}})
+		if err := netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "enibridge", TxQLen: -1}}); err != nil {
+			return err
+		}
+		// A pod veth whose other end stayed in the node: not Live.
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "enihalf", TxQLen: -1}, PeerName: "halfpeer"})
 	})
 	vethA, vethB := a.HostVeth, b.HostVeth
 	first, second := vethA, vethB
@@ -97,11 +101,12 @@ func TestListHostAndRemoveLeftover(t *testing.T) {
 		first, second = second, first
 	}
 	want := HostState{
-		Veths: []string{first, second},
+		Veths: []string{first, second, "enihalf"},
 		Rules: []RuleInfo{
 			{PrioToPod, a.IP, MainTable}, {PrioToPod, b.IP, MainTable}, {PrioFromPod, b.IP, 3},
 		},
 		Routes: []RouteInfo{{a.IP, vethA}, {b.IP, vethB}},
+		Live:   []string{first, second},
 	}
 	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ListHost:\n got %+v\nwant %+v", got, want)
@@ -115,10 +120,12 @@ func TestListHostAndRemoveLeftover(t *testing.T) {
 		}
 		return netlink.LinkDel(l)
 	})
+	inNS(t, node, func() error { return RemoveLeftover("enihalf", netip.Addr{}) })
 	want = HostState{
 		Veths:  []string{vethB},
 		Rules:  want.Rules,
 		Routes: []RouteInfo{{b.IP, vethB}},
+		Live:   []string{vethB},
 	}
 	if got := listHost(t, node); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ListHost after the leak:\n got %+v\nwant %+v", got, want)

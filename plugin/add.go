@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -63,6 +64,9 @@ func (c *call) take() (store.Assignment, error) {
 	}
 	why := "no free address in the pool"
 	if !c.cfg.inlineGrow() {
+		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
+			return a, types.NewError(types.ErrIOFailure, lost.Message()+" (inline grow is off: this ADD does not rebuild it; the next reconcile does)", "")
+		}
 		why += " and inline grow is off; the next reconcile refills it"
 		return a, types.NewError(types.ErrTryAgainLater, why, "")
 	}

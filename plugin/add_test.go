@@ -243,3 +243,15 @@ func TestAddUnderCustomNetworkingSkipsThePrimaryENIBeforeAnyPass(t *testing.T) {
 		t.Fatalf("custom networking off: ADD got %s, want the primary's .10", ip)
 	}
 }
+
+// With the state file lost under running pods and inline grow off, ADD
+// refuses with code 5 naming the rebuild, and takes nothing.
+func TestAddOnALostStateFileRefusesWithoutInlineGrow(t *testing.T) {
+	n := newTestNode(t)
+	n.host.wiring = running
+	_, err := n.run("ADD", n.args("c1", n.conf("1.1.0", nil)))
+	wantCode(t, err, types.ErrIOFailure, "state lost: 2 running pods' wiring found with no state; run `vpcctl state rebuild`")
+	if _, ok := n.assignment("c1/eth0"); ok || len(n.host.pods) != 0 {
+		t.Fatalf("the refused ADD took an address or wired the pod: %+v", n.host.pods)
+	}
+}

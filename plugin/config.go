@@ -25,6 +25,9 @@ const Name = "vpc-cni"
 const (
 	DefaultLogFile = "/var/log/vpc-cni/plugin.log"
 	DefaultMTU     = settings.DefaultMTU
+	// DefaultCNICacheDir is libcni's own default, which containerd and
+	// CRI-O use unless told otherwise.
+	DefaultCNICacheDir = "/var/lib/cni"
 )
 
 // Timeouts bound every invocation: containerd's CNI calls hold its lock and
@@ -47,6 +50,7 @@ type Options struct {
 	ConfigFile          string   `json:"configFile"`          // the knobs' file (default: $VPC_CNI_CONFIG, else /etc/vpc-cni/config)
 	InlineGrow          *bool    `json:"inlineGrow"`          // grow the pool inside ADD when it is empty (default true)
 	BackgroundReconcile *bool    `json:"backgroundReconcile"` // start a detached reconcile when below target (default true)
+	CNICacheDir         string   `json:"cniCacheDir"`         // the runtime's CNI result cache, read to rebuild lost state (default /var/lib/cni)
 	Timeouts            Timeouts `json:"timeouts"`
 }
 
@@ -173,6 +177,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
+	}
+	if c.CNICacheDir == "" {
+		c.CNICacheDir = DefaultCNICacheDir
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":

@@ -10,7 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"vpc-cni/internal/logfile"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
@@ -29,6 +32,13 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 	if a, err := c.takeOnce(want); !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, "", err
 	}
+	if rebuilt, err := c.recoverLost(); err != nil {
+		return store.Assignment{}, "", err
+	} else if rebuilt {
+		if a, err := c.takeOnce(want); !errors.Is(err, store.ErrNoFreeAddress) {
+			return a, "", err
+		}
+	}
 	grown, reason := c.growInline()
 	if !grown {
 		return store.Assignment{}, reason, store.ErrNoFreeAddress
@@ -43,11 +53,10 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 func (c *call) growInline() (bool, string) {
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
-	runner, err := reconcile.NewRunner(c.ctx, c.store, c.cfg.knobInputs(), "vpc-cni-plugin")
+	runner, err := c.runner()
 	if err != nil {
 		return false, "inline grow: " + err.Error()
 	}
-	runner.Log = c.log
 	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true, LinkWait: c.linkWait()})
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
@@ -66,6 +75,37 @@ func (c *call) linkWait() time.Time {
 		return time.Time{}
 	}
 	return deadline.Add(-min(time.Second, time.Until(deadline)/4))
+}
+
+func (c *call) runner() (*reconcile.Runner, error) {
+	runner, err := reconcile.NewRunner(c.ctx, c.store, c.cfg.knobInputs(), "vpc-cni-plugin")
+	if runner != nil {
+		runner.Log = c.log
+	}
+	return runner, err
+}
+
+// recoverLost rebuilds a lost state file before the pool is grown: an
+// inline grow on a fresh store would adopt every address EC2 lists as free
+// and hand a running pod's to this one. The caller holds the reconcile lock;
+// on a store with a pool it costs one read transaction. Rebuilding within
+// the ADD costs what the grow's own adoption of a fresh node would (IMDS,
+// the instance, its ENIs) plus a kernel read, so pods keep starting; if it
+// fails the ADD fails with code 5 and nothing is handed out.
+func (c *call) recoverLost() (bool, error) {
+	out, lost, err := rebuild.Recover(c.ctx, c.store, rebuild.Options{CNICacheDir: c.cfg.CNICacheDir, NewRunner: c.runner,
+		ListHost: c.listHost, VethPrefix: c.wiringKnobs().VethPrefix})
+	if err != nil && lost.Pods > 0 {
+		return false, types.NewError(types.ErrIOFailure, lost.Message()+"; rebuilding it in this ADD failed: "+err.Error(), "")
+	}
+	if err != nil {
+		return false, storeErr("looking for lost state", err)
+	}
+	if out != nil {
+		c.log.Warn("state lost: rebuilt from EC2 and the kernel", "pods", lost.Pods, "restored", out.Restored(),
+			"failed", out.Failed, "calls", out.Calls)
+	}
+	return out != nil, nil
 }
 
 // whyNoGrowth explains an empty or failed grow pass from its figures.
@@ -87,8 +127,9 @@ func whyNoGrowth(rep *reconcile.Report) string {
 }
 
 // maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool
-// under its target. The child takes the lock without waiting, so a burst of
-// ADDs starts at most one pass that does work.
+// under its target and claimed the refill (store.TakeForPod): a burst starts
+// one child, not one per ADD. The child waits for the lock, so an ADD made
+// while another pass runs still gets its pass after that one.
 func (c *call) maybeRefill() {
 	if !c.startRefill || !c.cfg.backgroundReconcile() {
 		return
@@ -101,7 +142,7 @@ func (c *call) maybeRefill() {
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
-	cmd := exec.Command(self, append(args, "reconcile", "--timeout", "2m", "--log-summary")...)
+	cmd := exec.Command(self, append(args, "reconcile", "--wait", "--timeout", refillTimeout.String(), "--log-summary")...)
 	cmd.Args[0] = "vpcctl"
 	// Its log and its one-line summary go to the plugin's log file: nothing
 	// reaches the runtime, whose stdout is the CNI result. The full report is
@@ -120,6 +161,10 @@ func (c *call) maybeRefill() {
 	c.log.Info("background reconcile started", "child", cmd.Process.Pid) // "pid" is the plugin's own
 	_ = cmd.Process.Release()
 }
+
+// refillTimeout bounds the detached pass, its wait for the lock included:
+// the refill claim lapses then (store.RefillClaimTTL).
+const refillTimeout = store.RefillClaimTTL
 
 // refillNice is the background refill's nice value. It is background work:
 // the pool still has addresses (the ADD that started it took one), and at

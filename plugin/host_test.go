@@ -30,7 +30,10 @@ type fakeHost struct {
 	// stands for a pod's namespace.
 	node     string
 	notNetns map[string]bool
+	wiring   netns.HostState // what ListHost shows
 }
+
+func (h *fakeHost) ListHost(string) (netns.HostState, error) { return h.wiring, h.fail["ListHost"] }
 
 var _ Host = (*fakeHost)(nil)
 

@@ -158,3 +158,9 @@ func storeErr(what string, err error) error {
 }
 
 func (c *call) now() time.Time { return time.Now() }
+
+// listHost reads the node's pod wiring: the veths named with this node's
+// AWS_VPC_K8S_CNI_VETHPREFIX.
+func (c *call) listHost() (netns.HostState, error) {
+	return c.host.ListHost(c.wiringKnobs().VethPrefix)
+}

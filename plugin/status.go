@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/pool"
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
@@ -35,6 +36,9 @@ func (v verbs) status(args *skel.CmdArgs) error {
 		return err
 	})
 	if isUninitialized(err) || (err == nil && !known) {
+		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
+			return unavailable(lost.Message()) // a reconcile rebuilds it too, an ADD under the lock
+		}
 		return unavailable("the node has not been reconciled yet; run 'vpcctl reconcile'")
 	}
 	if err != nil {

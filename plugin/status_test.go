@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 
+	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -80,4 +82,18 @@ func TestStatusUsesTheConfiguredCooldown(t *testing.T) {
 	if err := n.status(growOn); err != nil {
 		t.Fatalf("with no cooldown the cooling address is free: %v", err)
 	}
+}
+
+// running is the kernel of a node with two running pods' wiring (veths
+// into live namespaces, their routes) and one dead pod's leftover veth.
+var running = netns.HostState{
+	Veths:  []string{"enia", "enib", "enidead"},
+	Live:   []string{"enia", "enib"},
+	Routes: []netns.RouteInfo{{IP: netip.MustParseAddr("100.64.0.20"), Veth: "enia"}, {IP: netip.MustParseAddr("100.64.0.21"), Veth: "enib"}},
+}
+
+func TestStatusOnALostStateFileSaysSo(t *testing.T) {
+	n := newTestNode(t)
+	n.host.wiring = running
+	wantCode(t, n.status(nil), types.ErrPluginNotAvailable, "state lost: 2 running pods' wiring found with no state; run `vpcctl state rebuild`")
 }

@@ -1,11 +1,15 @@
 // Package podgc finds what pods left behind: assignments whose network
 // namespace is gone (a DEL that never came) and host-side wiring (veths,
-// routes, rules) that no assignment owns. `vpcctl gc` and reconcile run it.
+// routes, rules) that no assignment owns and that leads to no live
+// namespace. `vpcctl gc` and reconcile run it. Wiring into a live namespace
+// is a running pod's even when the store has no assignment for it (a lost
+// state file): it is kept and reported, for `vpcctl state rebuild`.
 package podgc
 
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"vpc-cni/netns"
@@ -49,7 +53,10 @@ func (Kernel) RemoveLeftover(veth string, ip netip.Addr) error { return netns.Re
 type Report struct {
 	Released  []string `json:"released"`  // assignment keys whose netns is gone
 	Leftovers []string `json:"leftovers"` // host veths, routes and rules no assignment owns
-	Failed    []string `json:"failed,omitempty"`
+	// Unowned: running pods' wiring (a veth into a live namespace, its route
+	// and rules) that no assignment owns; kept, never removed.
+	Unowned []string `json:"unowned,omitempty"`
+	Failed  []string `json:"failed,omitempty"`
 }
 
 // Run collects garbage. The host is read before the assignments: an ADD
@@ -109,11 +116,33 @@ func PodOf(a store.Assignment) netns.Pod {
 		Table: netns.RouteTable(a.DeviceIndex)}
 }
 
-// removeUnowned removes veths, routes and rules that no live assignment owns.
+// LivePods are the host routes through veths whose namespace is alive: the
+// node's running pods as the kernel shows them, whatever the store holds.
+func LivePods(hs netns.HostState) []netns.RouteInfo {
+	var out []netns.RouteInfo
+	for _, r := range hs.Routes {
+		if slices.Contains(hs.Live, r.Veth) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// removeUnowned removes veths, routes and rules that no live assignment owns
+// and that lead to no live namespace; the latter it lists as Unowned.
 func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
 	veths, ips := map[string]bool{}, map[netip.Addr]bool{}
 	for _, a := range live {
 		veths[a.HostVeth], ips[a.IP] = true, true
+	}
+	for _, v := range hs.Live {
+		if !veths[v] {
+			veths[v] = true
+			rep.Unowned = append(rep.Unowned, "veth "+v+" into a live namespace")
+		}
+	}
+	for _, r := range LivePods(hs) {
+		ips[r.IP] = true // its route and rules are the running pod's
 	}
 	remove := func(what, veth string, ip netip.Addr) {
 		rep.Leftovers = append(rep.Leftovers, what)

@@ -132,3 +132,31 @@ func TestDryRunChangesNothing(t *testing.T) {
 		t.Fatal("dry run changed something")
 	}
 }
+
+// A lost state file: the store has no assignment for a running pod, but its
+// veth leads into a live namespace. gc keeps the veth, its route and rules,
+// and lists them; only wiring whose namespace is gone is garbage.
+func TestKeepsWiringIntoLiveNamespaces(t *testing.T) {
+	st := newPool(t)
+	running, dead := netip.MustParseAddr("100.64.0.10"), netip.MustParseAddr("100.64.0.11")
+	host := &fakeHost{state: netns.HostState{
+		Veths:  []string{"enidead", "enirunning"},
+		Live:   []string{"enirunning"},
+		Routes: []netns.RouteInfo{{IP: dead, Veth: "enidead"}, {IP: running, Veth: "enirunning"}},
+		Rules:  []netns.RuleInfo{{Priority: 512, IP: dead, Table: 254}, {Priority: 512, IP: running, Table: 254}},
+	}}
+	rep, err := Run(st, host, false, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"enidead|invalid IP", "|100.64.0.11"}
+	if !slices.Equal(host.leftovers, want) {
+		t.Fatalf("removed %v, want %v (the running pod's wiring kept)", host.leftovers, want)
+	}
+	if len(rep.Unowned) != 1 || len(rep.Leftovers) != 2 {
+		t.Fatalf("report %+v: want the running pod's veth listed as unowned, two leftovers", rep)
+	}
+	if got := LivePods(host.state); len(got) != 1 || got[0].IP != running {
+		t.Fatalf("LivePods = %v, want only %s", got, running)
+	}
+}

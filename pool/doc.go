@@ -70,10 +70,18 @@
 // Release order. Highest device index ENI first, highest block first; only
 // blocks whose every address is free, never one with an assigned or cooling
 // address, never one already Releasing. One Unassign per ENI lists all its
-// blocks to go; an ENI (never the primary) left with no blocks and nothing in
-// use or cooling is one DeleteENI instead. Action.Count is in prefixes when
+// blocks to go; an ENI vpc-cni created (never the primary) left with no
+// blocks and nothing in use or cooling is one DeleteENI instead; an adopted
+// ENI gives its blocks back with an Unassign and stays attached. Action.Count is in prefixes when
 // Action.Prefixes, else in addresses; an Unassign's Release holds the CIDRs.
 //
 // Address choice (PickAddress): lowest device index Ready ENI, lowest block,
 // lowest address, so pods pack low and high ENIs drain.
+//
+// Classes (Classify, class.go). A not-ours ENI (ENI.Class NotOurs) is never
+// grown, released, deleted or picked; its free addresses count for nothing,
+// the addresses pods still hold on it (it changed class under them) count as
+// assigned, and on card 0 it takes one ENI slot and one ENI's worth of the
+// max-pods formula. ENIs on other cards are outside card 0's limits. Only an
+// ENI of class Ours (or one recorded before classes) may be deleted.
 package pool

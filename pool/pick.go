@@ -32,7 +32,7 @@ func FirstPodDevice(c Config) int {
 func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int) (eniIndex, blockIndex, addrIndex int, ok bool) {
 	for _, e := range deviceOrder(s.ENIs) {
 		eni := &s.ENIs[e]
-		if !eni.Ready || eni.DeviceIndex < firstDevice {
+		if !eni.Ready || eni.NotOurs() || eni.Card != 0 || eni.DeviceIndex < firstDevice {
 			continue
 		}
 		for b := range eni.Blocks {

@@ -57,6 +57,7 @@ func (p *policy) figures(t *tally, d demand) Figures {
 		ENIs:      len(p.in.Snapshot.ENIs),
 		MaxENIs:   p.maxENIs,
 		MaxPods:   p.maxPods,
+		NotOurs:   NotOursSlots(p.in.Snapshot),
 		Policy:    p.grower().name,
 	}
 }

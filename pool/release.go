@@ -24,14 +24,19 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 	r := releaseSet{blocks: make([][]int, len(t.enis))}
 	for i := len(t.enis) - 1; i >= 0; i-- {
 		e := &t.enis[i]
-		if e.pos < 0 {
+		if e.pos < 0 || e.notOurs {
 			continue
 		}
 		if e.excluded {
 			p.tryExcluded(t, i, &r)
 			continue
 		}
-		if p.rule == eniTargetRule || e.slots == 0 {
+		switch {
+		case e.keep && p.rule == eniTargetRule:
+			p.tryAllBlocks(t, i, &r)
+			continue
+		case e.keep:
+		case p.rule == eniTargetRule || e.slots == 0:
 			p.tryWholeENI(t, i, &r)
 			continue
 		}
@@ -84,6 +89,36 @@ func (p *policy) tryWholeENI(t *tally, i int, r *releaseSet) {
 	r.addrs += e.free
 }
 
+// tryAllBlocks is tryWholeENI for an ENI vpc-cni must keep (the primary,
+// one it did not create): under WARM_ENI_TARGET its blocks go back all
+// together, as addresses, if the rule still asks for no growth once they
+// are gone; the ENI stays attached.
+func (p *policy) tryAllBlocks(t *tally, i int, r *releaseSet) {
+	e := &t.enis[i]
+	blocks := p.in.Snapshot.ENIs[e.pos].Blocks
+	if e.primary || e.busy > 0 || e.releasing || len(blocks) == 0 {
+		return
+	}
+	fp, slots := e.freePrefixes, e.slots
+	t.free -= e.free
+	t.freePrefixes -= fp
+	e.slots = 0
+	if p.grows(t) {
+		t.free += e.free
+		t.freePrefixes += fp
+		e.slots = slots
+		return
+	}
+	chosen := make([]int, len(blocks))
+	for b := range chosen {
+		chosen[b] = b
+	}
+	r.blocks[i] = chosen
+	r.addrs += e.free
+	r.n++
+	e.free, e.freePrefixes = 0, 0
+}
+
 // tryBlocks gives back the ENI's fully usable blocks, highest first, that the
 // rule can spare. An ENI left with nothing becomes a deletion instead.
 func (p *policy) tryBlocks(t *tally, i int, r *releaseSet) {
@@ -108,7 +143,7 @@ func (p *policy) tryBlocks(t *tally, i int, r *releaseSet) {
 	}
 	switch {
 	case len(chosen) == 0:
-	case len(chosen) == len(blocks) && !e.primary:
+	case len(chosen) == len(blocks) && !e.keep:
 		e.gone = true // slots and addresses already taken out of t
 		r.whole = append(r.whole, i)
 	default:

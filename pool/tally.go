@@ -19,6 +19,8 @@ type eniTally struct {
 	gone         bool // deleted by a release being tried
 	noGrow       bool // its subnet is full, or it is the primary under custom networking
 	excluded     bool // the primary under custom networking: its free addresses are not the pods'
+	notOurs      bool // someone else's: nothing grown, released or deleted; it only takes a slot
+	keep         bool // never deleted: the primary, or an ENI vpc-cni did not create
 }
 
 // tally is the pool reduced to counts, in addresses. Releasing blocks are
@@ -40,9 +42,13 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 	for i := range s.ENIs {
 		e := &s.ENIs[i]
 		hasPrimary = hasPrimary || e.Primary()
-		excluded := e.DeviceIndex < FirstPodDevice(c)
+		excluded := e.DeviceIndex < FirstPodDevice(c) || e.NotOurs()
 		et := t.addENI(i, e, now, c.Cooldown, excluded)
+		if e.Card != 0 {
+			continue // its pods' addresses are counted; it takes none of card 0's slots
+		}
 		et.noGrow = excluded || now.Before(s.FullSubnets[e.SubnetID])
+		et.notOurs, et.keep = e.NotOurs(), !e.Deletable()
 		t.enis = append(t.enis, et)
 	}
 	if !hasPrimary {
@@ -56,7 +62,8 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 }
 
 // addENI counts an ENI. An excluded one (the primary under custom
-// networking) adds its pods' addresses but nothing free.
+// networking, a not-ours ENI that pods still hold addresses of) adds its
+// pods' addresses but nothing free.
 func (t *tally) addENI(pos int, e *ENI, now time.Time, cooldown time.Duration, excluded bool) eniTally {
 	et := eniTally{pos: pos, id: e.ID, device: e.DeviceIndex, primary: e.Primary(), slots: len(e.Blocks), excluded: excluded}
 	for b := range e.Blocks {

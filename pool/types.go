@@ -72,10 +72,14 @@ type ENI struct {
 	Ready       bool // host networking set up; its addresses may be handed out
 	CreatedAt   time.Time
 	Blocks      []Block // ascending by CIDR
+	Card        int     // the attachment's network card; device indexes are per card
+	Class       Class   // "" for an ENI recorded before classes (see Deletable)
+	Why         string  // the reason for Class, e.g. "no_manage", "trunk", "card 1"
+	Facts       ENIFacts
 }
 
 // Primary reports whether this is the instance's primary ENI.
-func (e ENI) Primary() bool { return e.DeviceIndex == 0 }
+func (e ENI) Primary() bool { return e.DeviceIndex == 0 && e.Card == 0 }
 
 // Snapshot is the node's pool as the store holds it.
 type Snapshot struct {
@@ -138,7 +142,8 @@ type Figures struct {
 	ENIs      int    `json:"enis"`
 	MaxENIs   int    `json:"maxEnis"` // min(MAX_ENI, instance limit)
 	MaxPods   int    `json:"maxPods"`
-	Policy    string `json:"policy"` // which target rule applied, e.g. "WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10"
+	NotOurs   int    `json:"notOurs,omitempty"` // card 0 slots taken by ENIs that are not vpc-cni's (counted in MaxENIs and MaxPods)
+	Policy    string `json:"policy"`            // which target rule applied, e.g. "WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10"
 }
 
 // Plan is the ordered EC2 work that brings the pool to its targets.

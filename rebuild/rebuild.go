@@ -28,6 +28,7 @@ type Report struct {
 	Findings   []string `json:"findings,omitempty"`
 	Failed     []string `json:"failed,omitempty"`
 	Calls      []string `json:"calls"`
+	restored   int      // pods whose assignment Restore recorded
 }
 
 // Pod is one pod interface found in the kernel.
@@ -48,6 +49,9 @@ type Options struct {
 	// NewRunner makes the reconcile runner once the old file is aside
 	// (the CLI wires it to EC2, IMDS and the kernel, and words its errors).
 	NewRunner func() (*reconcile.Runner, error)
+	// ListHost reads the node's pod wiring for Recover's look (nil:
+	// netns.ListHost); the plugin passes its Host's.
+	ListHost func() (netns.HostState, error)
 }
 
 // Run reads the kernel first (the pods as they run), moves the old file
@@ -71,7 +75,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (*Report, error) {
 	if err != nil {
 		return out, err
 	}
-	return out, out.adopt(ctx, runner, wired, cache)
+	return out, out.adopt(ctx, runner, wired, cache, "vpcctl state rebuild")
 }
 
 // checkNeeded refuses to rebuild a sound file, or one it cannot judge,
@@ -86,22 +90,26 @@ func checkNeeded(st *store.Store, force bool) error {
 	return nil
 }
 
-// adopt records EC2's node and the kernel's pods in one transaction.
-func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []netns.PodWiring, cache []CacheEntry) error {
+// adopt records EC2's node and the kernel's pods, and the event that says
+// why, in one transaction.
+func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []netns.PodWiring, cache []CacheEntry, why string) error {
 	now := time.Now()
 	rep, err := runner.Adopt(ctx, func(tx *store.Tx) error {
-		out.Pods, out.Failed = out.Pods[:0], nil
+		out.Pods, out.Failed, out.restored, out.ENIs, out.Addresses = out.Pods[:0], nil, 0, 0, 0
 		for _, w := range wired {
 			out.Restore(tx, w, cache, now)
 		}
 		snap, err := tx.Snapshot()
+		if err != nil {
+			return err
+		}
 		for _, e := range snap.ENIs {
 			out.ENIs++
 			for _, b := range e.Blocks {
 				out.Addresses += len(b.Addrs)
 			}
 		}
-		return err
+		return tx.AddEvent(out.event(why, now))
 	})
 	if rep != nil {
 		out.Calls = rep.Calls
@@ -144,7 +152,9 @@ func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, 
 	if _, err := tx.Restore(a, now); err != nil {
 		out.Failed = append(out.Failed, fmt.Sprintf("%s (%s): %v", a.Key, w.IP, err))
 		p.Note = "not restored: " + err.Error()
+		return
 	}
+	out.restored++
 }
 
 // rebuiltNetwork marks assignments whose network the rebuild could not

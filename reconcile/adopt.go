@@ -30,7 +30,7 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 		if err != nil {
 			return err
 		}
-		merged, findings := Merge(snap, truth, Evidence{}, now)
+		merged, findings := Merge(snap, truth, Evidence{}, now, p.classRules())
 		rep.Findings = append(rep.Findings, findings...)
 		if err := writeMerge(tx, snap, merged, findings, now); err != nil {
 			return err

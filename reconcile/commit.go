@@ -25,7 +25,7 @@ func (p *pass) commit(results []result) error {
 	var firstErr error
 	err := p.Store.Update(func(tx *store.Tx) error {
 		for _, res := range results {
-			if err := applyResult(tx, res, now); err != nil {
+			if err := applyResult(tx, res, now, p.classRules()); err != nil {
 				return err
 			}
 			if res.Err != nil && firstErr == nil && !errors.Is(res.Err, errSkipped) {
@@ -52,14 +52,14 @@ func (p *pass) noteUnready(results []result, now time.Time) {
 		switch {
 		case !res.Done:
 		case res.Kind == pool.CreateENI:
-			p.unready = append(p.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now)})...)
+			p.unready = append(p.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now, p.classRules())})...)
 		case res.Kind == pool.DeleteENI:
 			p.unready = slices.DeleteFunc(p.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
 		}
 	}
 }
 
-func applyResult(tx *store.Tx, res result, now time.Time) error {
+func applyResult(tx *store.Tx, res result, now time.Time, r ClassRules) error {
 	if err := countCall(tx, res, now); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func applyResult(tx *store.Tx, res result, now time.Time) error {
 	}
 	switch res.Kind {
 	case pool.CreateENI:
-		return tx.PutENI(eniFrom(*res.Created, res.Place.CIDR, now))
+		return tx.PutENI(eniFrom(*res.Created, res.Place.CIDR, now, r))
 	case pool.Assign:
 		var blocks []pool.Block
 		for _, cidr := range res.Blocks {
@@ -150,10 +150,14 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 }
 
 // eniFrom is the store's view of a freshly attached ENI: not ready until its
-// host side is set up.
-func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time) pool.ENI {
+// host side is set up. This node created it: ours, from EC2's answer.
+func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time, r ClassRules) pool.ENI {
 	e := pool.ENI{ID: t.ID, DeviceIndex: t.DeviceIndex, MAC: t.MAC, PrimaryIP: t.PrimaryIP,
 		SubnetID: t.SubnetID, SubnetCIDR: subnet, CreatedAt: now, Ready: t.DeviceIndex == 0}
+	if t.Described {
+		e.Facts = factsOf(t, r.InstanceID)
+		e.Class, e.Why = pool.Classify(e.Facts, e.Card, e.DeviceIndex, r.ManageUntagged)
+	}
 	for _, cidr := range truthBlocks(t) {
 		e.Blocks = append(e.Blocks, NewBlock(cidr, now))
 	}

@@ -93,8 +93,25 @@ func (p *pass) createENI(ctx context.Context, s step) (*cloud.ENIInfo, error) {
 
 // deleteENI tears down the host side, detaches and deletes. EC2 needs a moment
 // after the detach before the delete is accepted.
+//
+// The last word on "only ENIs vpc-cni created": whatever the plan says, an
+// ENI whose EC2 description and tags do not say this node created it is
+// neither detached nor deleted.
 func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInfo) error {
 	info, attached := findENI(truth, eniID)
+	if !attached { // a repaired delete whose detach went through: ask EC2 what it is
+		p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+		var err error
+		if info, err = p.Cloud.ENIByID(ctx, eniID); cloud.IsKind(err, cloud.KindNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	if !createdHere(info, p.node.InstanceID) {
+		return fmt.Errorf("refusing to detach or delete %s: EC2 does not show it as created by vpc-cni for %s (description %q, instance tag %q)",
+			eniID, p.node.InstanceID, info.Description, info.Tags[cloud.TagInstanceID])
+	}
 	if p.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
 		e.SubnetID = info.SubnetID

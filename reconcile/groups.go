@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"vpc-cni/cloud"
 	"vpc-cni/store"
 )
 
-// followPrimaryGroups keeps our secondary ENIs in the primary ENI's security
+// followPrimaryGroups keeps the secondary ENIs vpc-cni created in the primary ENI's security
 // groups, as the reference's RefreshSGIDs does: one IMDS read per pass; only
 // when the groups differ from the ones learnt does it describe the ENIs and
 // modify each one whose groups differ. The learnt groups (which new ENIs
@@ -34,8 +33,8 @@ func (p *pass) followPrimaryGroups(ctx context.Context) {
 	}
 	failed := false
 	for _, e := range enis {
-		if e.DeviceIndex <= 0 || e.Tags[cloud.TagInstanceID] != p.node.InstanceID || sameGroups(e.SecurityGroups, groups) {
-			continue
+		if !createdHere(e, p.node.InstanceID) || sameGroups(e.SecurityGroups, groups) {
+			continue // only ENIs vpc-cni created: an adopted or not-ours ENI's groups are its owner's
 		}
 		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
 		if err := p.Cloud.SetENIGroups(ctx, e.ID, groups); err != nil {

@@ -81,11 +81,12 @@ func (p *pass) setupENI(e pool.ENI) error {
 	return err
 }
 
-// unready are the secondary ENIs whose host side is not set up.
+// unready are the secondary ENIs whose host side is not set up. A not-ours
+// ENI is never one: its route table, rules and address are not ours to set.
 func unready(enis []pool.ENI) []pool.ENI {
 	var out []pool.ENI
 	for _, e := range enis {
-		if !e.Ready && !e.Primary() {
+		if !e.Ready && !e.Primary() && !e.NotOurs() && e.Card == 0 {
 			out = append(out, e)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/store"
 )
 
@@ -50,9 +51,15 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	n.clock.Advance(LeakSweepEvery + time.Second)
 	old := n.leak(t, time.Hour)
 	young := n.leak(t, time.Minute)
+	others := n.othersLeak(t)
 	n.pass()
 	if n.exists(old) || !n.exists(young) {
 		t.Fatalf("after the sweep: old leaked ENI exists=%v, young exists=%v; want false, true", n.exists(old), n.exists(young))
+	}
+	for _, id := range others {
+		if !n.exists(id) {
+			t.Fatalf("the sweep deleted %s, which this node did not create", id)
+		}
 	}
 	later := n.leak(t, time.Hour)
 	n.clock.Advance(10 * time.Minute)
@@ -68,6 +75,14 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	if n.exists(later) || n.exists(young) {
 		t.Fatal("the next sweep left leaked ENIs that are old enough")
 	}
+	for _, id := range others {
+		if !n.exists(id) {
+			t.Fatalf("a later sweep deleted %s, which this node did not create", id)
+		}
+		if err := n.r.Cloud.DeleteENI(ctxFor(t), id); err != nil { // the test's own clean-up
+			t.Fatal(err)
+		}
+	}
 	checkAgrees(t, n.sim, n.st)
 }
 
@@ -77,12 +92,31 @@ func (n *node) leak(t *testing.T, age time.Duration) string {
 	t.Helper()
 	cl := n.r.Cloud.(*cloud.Client)
 	node := n.nodeRecord()
-	eni, err := cl.CreateENI(ctxFor(t), cloud.CreateENIRequest{SubnetID: node.SubnetID, InstanceID: "i-0deadbeef0000000",
+	eni, err := cl.CreateENI(ctxFor(t), cloud.CreateENIRequest{SubnetID: node.SubnetID, InstanceID: node.InstanceID,
 		Count: 1, ClientToken: newToken(), Now: n.clock.Now().Add(-age)})
 	if err != nil {
 		t.Fatalf("creating a leaked ENI: %v", err)
 	}
 	return eni.ID
+}
+
+// othersLeak makes detached, old ENIs the sweep must leave: another node's,
+// and one with this node's instance tag but a user's description.
+func (n *node) othersLeak(t *testing.T) []string {
+	t.Helper()
+	cl := n.r.Cloud.(*cloud.Client)
+	node := n.nodeRecord()
+	eni, err := cl.CreateENI(ctxFor(t), cloud.CreateENIRequest{SubnetID: node.SubnetID, InstanceID: "i-0deadbeef0000000",
+		Count: 1, ClientToken: newToken(), Now: n.clock.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := n.sim.AddENI(ec2sim.ENISpec{Description: "storage network", Detached: true, Tags: map[string]string{
+		cloud.TagInstanceID: node.InstanceID, cloud.TagCreatedAt: n.clock.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{eni.ID, user.ID}
 }
 
 func (n *node) exists(id string) bool {

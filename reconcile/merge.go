@@ -21,8 +21,10 @@ type Finding struct {
 // the store has and EC2 lacks are dropped (an assigned address among them is
 // reported as lost). An ENI or block a pod holds is dropped only with
 // evidence that EC2 confirmed it gone (absence.go), and kept as it is
-// otherwise. Address states the store knows are kept. Pure.
-func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, ev Evidence, now time.Time) (pool.Snapshot, []Finding) {
+// otherwise. Address states the store knows are kept. Every ENI is
+// classified under r (classify.go); of a not-ours ENI only the blocks pods
+// still hold are kept, and nothing is adopted. Pure.
+func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, ev Evidence, now time.Time, r ClassRules) (pool.Snapshot, []Finding) {
 	var out pool.Snapshot = snap
 	out.ENIs = nil
 	var found []Finding
@@ -37,10 +39,13 @@ func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, ev Evidence, now time.Time
 		old, had := known[t.ID]
 		delete(known, t.ID)
 		if !had {
-			found = append(found, Finding{"adopted-eni", fmt.Sprintf("adopted ENI %s (device %d) found attached in EC2", t.ID, t.DeviceIndex)})
 			old = pool.ENI{ID: t.ID, CreatedAt: now}
 		}
-		eni, f := mergeENI(old, t, ev, now)
+		eni, f := mergeENI(old, t, ev, now, r, !had)
+		if !had && !eni.NotOurs() {
+			found = append(found, Finding{"adopted-eni", fmt.Sprintf("adopted ENI %s (device %d) found attached in EC2 (%s)",
+				t.ID, t.DeviceIndex, cmpOr(eni.Class, "unclassified"))})
+		}
 		found = append(found, f...)
 		out.ENIs = append(out.ENIs, eni)
 	}
@@ -58,23 +63,38 @@ func Merge(snap pool.Snapshot, truth []cloud.ENIInfo, ev Evidence, now time.Time
 		found = append(found, Finding{"dropped-eni", fmt.Sprintf("ENI %s is no longer attached in EC2 (%s); dropped", gone.ID, evidence)})
 		found = append(found, lostAssignments(gone.Blocks)...)
 	}
-	slices.SortFunc(out.ENIs, func(a, b pool.ENI) int { return a.DeviceIndex - b.DeviceIndex })
+	slices.SortFunc(out.ENIs, byCardDevice)
 	return out, found
 }
 
-func mergeENI(old pool.ENI, t cloud.ENIInfo, ev Evidence, now time.Time) (pool.ENI, []Finding) {
+// byCardDevice orders ENIs card 0 first, then by device index (which is
+// per card).
+func byCardDevice(a, b pool.ENI) int {
+	if a.Card != b.Card {
+		return a.Card - b.Card
+	}
+	return a.DeviceIndex - b.DeviceIndex
+}
+
+func mergeENI(old pool.ENI, t cloud.ENIInfo, ev Evidence, now time.Time, r ClassRules, isNew bool) (pool.ENI, []Finding) {
 	e := old
-	e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID = t.DeviceIndex, t.MAC, t.PrimaryIP, t.SubnetID
+	e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID, e.Card = t.DeviceIndex, t.MAC, t.PrimaryIP, t.SubnetID, t.NetworkCard
 	if e.Primary() {
 		e.Ready = true // the primary ENI's host side is the node's own
 	}
+	found := classify(&e, old, t, r, isNew)
+	want := truthBlocks(t)
 	have := map[netip.Prefix]pool.Block{}
 	for _, b := range old.Blocks {
-		have[b.CIDR] = b
+		if !e.NotOurs() || held(b) {
+			have[b.CIDR] = b // a not-ours ENI's free blocks leave the pool quietly
+		}
 	}
-	var found []Finding
+	if e.NotOurs() {
+		want = notOursBlocks(old, want)
+	}
 	e.Blocks = nil
-	for _, cidr := range truthBlocks(t) {
+	for _, cidr := range want {
 		if b, ok := have[cidr]; ok {
 			e.Blocks = append(e.Blocks, b)
 			delete(have, cidr)
@@ -141,7 +161,7 @@ func sortedENIs(m map[string]pool.ENI) []pool.ENI {
 	for _, e := range m {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b pool.ENI) int { return a.DeviceIndex - b.DeviceIndex })
+	slices.SortFunc(out, byCardDevice)
 	return out
 }
 

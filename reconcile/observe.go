@@ -99,6 +99,8 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 		return "first read", nil, nil
 	case meta.ConfirmNeeded:
 		return "confirming this node's changes", nil, nil
+	case slices.ContainsFunc(snap.ENIs, func(e pool.ENI) bool { return !e.Facts.Known }):
+		return "ENIs not yet classified", nil, nil
 	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
 		return "safety-net interval", nil, nil
 	}
@@ -128,7 +130,7 @@ func imdsTruth(view []cloud.IMDSInterface) []cloud.ENIInfo {
 	out := make([]cloud.ENIInfo, 0, len(view))
 	for _, v := range view {
 		e := cloud.ENIInfo{ID: v.ENIID, MAC: v.MAC, SubnetID: v.SubnetID, DeviceIndex: v.DeviceIndex,
-			Attached: true, Prefixes: slices.Clone(v.Prefixes)}
+			NetworkCard: v.NetworkCard, Attached: true, Prefixes: slices.Clone(v.Prefixes)}
 		if len(v.IPv4s) > 0 {
 			e.PrimaryIP, e.Secondary = v.IPv4s[0], slices.Clone(v.IPv4s[1:])
 		}
@@ -140,8 +142,9 @@ func imdsTruth(view []cloud.IMDSInterface) []cloud.ENIInfo {
 }
 
 // agrees reports whether the view shows exactly the store's ENIs (identity,
-// device, MAC, subnet, primary address) and blocks, so merging it changes
-// nothing.
+// device, card, MAC, subnet, primary address) and blocks, so merging it
+// changes nothing. Of a not-ours ENI the store keeps only the blocks pods
+// hold, so those must still be there and the rest is not the pool's.
 func agrees(snap pool.Snapshot, view []cloud.ENIInfo) bool {
 	if len(snap.ENIs) != len(view) || len(view) == 0 {
 		return false
@@ -152,10 +155,13 @@ func agrees(snap pool.Snapshot, view []cloud.ENIInfo) bool {
 	}
 	for _, e := range snap.ENIs {
 		v, ok := byID[e.ID]
-		if !ok || v.DeviceIndex != e.DeviceIndex || v.MAC != e.MAC || v.SubnetID != e.SubnetID || v.PrimaryIP != e.PrimaryIP {
+		if !ok || v.DeviceIndex != e.DeviceIndex || v.NetworkCard != e.Card || v.MAC != e.MAC || v.SubnetID != e.SubnetID || v.PrimaryIP != e.PrimaryIP {
 			return false
 		}
 		want := truthBlocks(v)
+		if e.NotOurs() {
+			want = notOursBlocks(e, want)
+		}
 		if len(want) != len(e.Blocks) {
 			return false
 		}

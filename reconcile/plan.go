@@ -50,7 +50,7 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 		if mayAsk && len(heldMissing(snap, truth, ev)) > 0 {
 			return errNeedEvidence
 		}
-		merged, findings := Merge(snap, truth, ev, now)
+		merged, findings := Merge(snap, truth, ev, now, p.classRules())
 		if p.cfg.Pool.CustomNetworking {
 			excludePrimary(&merged)
 		}

@@ -155,7 +155,7 @@ func (g gatedCloud) DeleteENI(context.Context, string) error {
 }
 
 // LeakedENIs may tag (CreateTags): a mutation.
-func (g gatedCloud) LeakedENIs(context.Context, string, time.Duration, time.Time) ([]cloud.ENIInfo, error) {
+func (g gatedCloud) LeakedENIs(context.Context, string, string, time.Duration, time.Time) ([]cloud.ENIInfo, error) {
 	return nil, g.refuse("DescribeNetworkInterfaces")
 }
 

@@ -90,12 +90,12 @@ type Cloud interface {
 	// DeleteENI deletes a detached ENI. One that no longer exists counts as
 	// done: idempotent. KindInUse while a detach is still completing.
 	DeleteENI(ctx context.Context, eniID string) error
-	// LeakedENIs lists, sorted by ID, the ENIs nodes like this one created and
-	// lost: in the VPC (and the cluster), tagged with an instance ID,
-	// available, described aws-K8S-, created more than olderThan before now.
+	// LeakedENIs lists, sorted by ID, the ENIs this node created and lost: in
+	// the VPC (and the cluster), tagged with instanceID, available, described
+	// aws-K8S-, created more than olderThan before now.
 	// Not a pure read: an ENI lacking a createdAt tag is tagged with now
 	// (CreateTags) and left for a later sweep; an error there stops the list.
-	LeakedENIs(ctx context.Context, vpcID string, olderThan time.Duration, now time.Time) ([]cloud.ENIInfo, error)
+	LeakedENIs(ctx context.Context, vpcID, instanceID string, olderThan time.Duration, now time.Time) ([]cloud.ENIInfo, error)
 	// ZoneSubnets lists the VPC's subnets in the zone with their tags and
 	// free counts, most free first, ties by ID (subnet discovery). One call;
 	// an empty list is not an error.

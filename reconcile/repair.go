@@ -86,7 +86,7 @@ func (p *pass) repairCreate(ctx context.Context, in store.Intent, truth []cloud.
 		return false, nil // attached: the merge adopts it; finishAttaches sets delete-on-termination
 	}
 	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
-	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, anyAge, p.now())
+	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, anyAge, p.now())
 	if err != nil {
 		return false, err
 	}
@@ -126,14 +126,13 @@ func (p *pass) backOff(in store.Intent) {
 	}
 }
 
-// finishAttaches sets delete-on-termination on our attached ENIs that lack
+// finishAttaches sets delete-on-termination on attached ENIs vpc-cni created that lack
 // it: a pass killed after the attach, or whose Modify call failed, left them
 // so, and they would outlive the instance.
 func (p *pass) finishAttaches(ctx context.Context, truth []cloud.ENIInfo) {
 	for _, t := range truth {
-		if !t.Attached || t.DeviceIndex == 0 || t.DeleteOnTermination || t.AttachmentID == "" ||
-			t.Tags[cloud.TagInstanceID] == "" {
-			continue
+		if !t.Attached || t.DeleteOnTermination || t.AttachmentID == "" || !createdHere(t, p.node.InstanceID) {
+			continue // an ENI vpc-cni did not create is its owner's to keep or let go
 		}
 		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
 		if err := p.Cloud.SetDeleteOnTermination(ctx, t.ID, t.AttachmentID); err != nil {

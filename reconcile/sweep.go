@@ -8,8 +8,12 @@ import (
 	"vpc-cni/cloud"
 )
 
-// Leaked ENIs (ours by tag, available, older than leakAge) are deleted, at
-// most leakBatch per pass and at most once per LeakSweepEvery.
+// Leaked ENIs (this node's instance tag, vpc-cni's description prefix,
+// available, a createdAt older than leakAge) are deleted, at most leakBatch
+// per pass and at most once per LeakSweepEvery; DISABLE_LEAKED_ENI_CLEANUP
+// (or no provisioning at all) turns the sweep off. A detached ENI that
+// lacks any of these (an adopted ENI with a user's description, another
+// node's) is never deleted.
 const (
 	leakAge   = 5 * time.Minute
 	leakBatch = 5
@@ -24,12 +28,12 @@ const LeakSweepEvery = 6 * time.Hour
 
 func (p *pass) sweepLeaked(ctx context.Context) {
 	now := p.now()
-	if now.Sub(p.lastLeakSweep) < LeakSweepEvery {
+	if !p.cfg.LeakSweep() || now.Sub(p.lastLeakSweep) < LeakSweepEvery {
 		return
 	}
 	p.lastLeakSweep = now
 	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
-	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, leakAge, now)
+	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, leakAge, now)
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "leaked-ENI sweep: "+err.Error())
 		return

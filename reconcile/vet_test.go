@@ -100,7 +100,7 @@ func TestMergeDropsHeldOnlyWithEvidence(t *testing.T) {
 	if got := heldMissing(snap, truth, Evidence{}); strings.Join(got, ",") != "eni-p,eni-2" {
 		t.Errorf("heldMissing %v, want eni-p,eni-2", got)
 	}
-	merged, found := Merge(snap, truth, Evidence{}, now)
+	merged, found := Merge(snap, truth, Evidence{}, now, ClassRules{ManageUntagged: true})
 	if len(merged.ENIs) != 2 || len(merged.ENIs[0].Blocks) != 1 || merged.ENIs[0].Blocks[0].CIDR != heldCIDR {
 		t.Errorf("without evidence: %+v, want eni-p with the held block only, and eni-2 kept", merged.ENIs)
 	}
@@ -111,7 +111,7 @@ func TestMergeDropsHeldOnlyWithEvidence(t *testing.T) {
 
 	ev := Evidence{ENIs: map[string]string{"eni-2": "DescribeNetworkInterfaces by ID answered NotFound"},
 		Blocks: map[netip.Prefix]string{heldCIDR: "DescribeNetworkInterfaces by ID says the ENI no longer holds it"}}
-	merged, found = Merge(snap, truth, ev, now)
+	merged, found = Merge(snap, truth, ev, now, ClassRules{ManageUntagged: true})
 	if len(merged.ENIs) != 1 || len(merged.ENIs[0].Blocks) != 0 {
 		t.Errorf("with evidence: %+v, want eni-p without blocks", merged.ENIs)
 	}

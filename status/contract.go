@@ -32,6 +32,7 @@ type PoolStatus struct {
 	Excess      *ExcessStatus    `json:"excess,omitempty"`
 	Shortfall   *ShortfallStatus `json:"shortfall,omitempty"`
 	ENIs        []ENIStatus      `json:"enis"`
+	NotOurs     []NotOursStatus  `json:"notOurs"` // attached ENIs left alone, why, and their cost
 	Assignments int              `json:"assignments"`
 	Pods        []PodStatus      `json:"pods"` // who holds each assigned address
 	Intents     int              `json:"intentsInFlight"`
@@ -49,6 +50,9 @@ type PoolStatus struct {
 type ENIStatus struct {
 	ID          string      `json:"id"`
 	DeviceIndex int         `json:"deviceIndex"`
+	Card        int         `json:"card"`
+	Class       string      `json:"class,omitempty"` // ours, adopted, not-ours; empty before the first EC2 read
+	Why         string      `json:"why,omitempty"`
 	Primary     bool        `json:"primary"`
 	Ready       bool        `json:"ready"`
 	MAC         string      `json:"mac"`

@@ -28,7 +28,7 @@ type storedState struct {
 // Load reads the store and computes the figures with the knobs as
 // this invocation resolves them (in: its environment and the file).
 func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
-	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, NotOurs: []NotOursStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
 	if in.File != nil {
 		s.ConfigFile = in.File.Path
 	}
@@ -73,6 +73,7 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	for _, e := range ss.snap.ENIs {
 		s.ENIs = append(s.ENIs, eniStatus(e, pods, cfg.Pool.Cooldown, now))
 	}
+	s.NotOurs = notOursStatus(ss.snap, ss.node.Limits, cfg.Pool)
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
 	return s, nil
@@ -128,7 +129,8 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 
 // eniStatus counts e's addresses by state; pods maps an owner key to its pod.
 func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now time.Time) ENIStatus {
-	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
+	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Card: e.Card, Class: string(e.Class), Why: e.Why,
+		Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
 		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{}}
 	for _, b := range e.Blocks {
 		for _, a := range b.Addrs {

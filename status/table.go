@@ -21,6 +21,8 @@ func Table(t *printers.Table, s PoolStatus) {
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
+	notOursRows(t, s.NotOurs)
+	notOursRows(t, s.NotOurs)
 	if r := s.NodeRules; r != nil {
 		t.Row("NODE RULES", printers.YesNo(r.InPlace)+": "+r.Detail)
 	}

@@ -109,7 +109,7 @@ func (t *Tx) eniRecords() ([]eniRecord, error) {
 		return err
 	})
 	slices.SortFunc(recs, func(a, b eniRecord) int {
-		return cmp.Or(cmp.Compare(a.DeviceIndex, b.DeviceIndex), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(a.Card, b.Card), cmp.Compare(a.DeviceIndex, b.DeviceIndex), cmp.Compare(a.ID, b.ID))
 	})
 	return recs, err
 }

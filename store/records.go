@@ -20,15 +20,22 @@ type eniRecord struct {
 	SubnetCIDR  netip.Prefix `json:"subnetCidr"`
 	Ready       bool         `json:"ready"`
 	CreatedAt   time.Time    `json:"createdAt"`
+	// Schema 2: absent in a version 1 record (card 0, class unknown).
+	Card  int           `json:"card,omitempty"`
+	Class pool.Class    `json:"class,omitempty"`
+	Why   string        `json:"why,omitempty"`
+	Facts pool.ENIFacts `json:"facts,omitzero"`
 }
 
 func eniRecordOf(e pool.ENI) eniRecord {
-	return eniRecord{e.ID, e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID, e.SubnetCIDR, e.Ready, e.CreatedAt}
+	return eniRecord{e.ID, e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID, e.SubnetCIDR, e.Ready, e.CreatedAt,
+		e.Card, e.Class, e.Why, e.Facts}
 }
 
 func (r eniRecord) eni() pool.ENI {
 	return pool.ENI{ID: r.ID, DeviceIndex: r.DeviceIndex, MAC: r.MAC, PrimaryIP: r.PrimaryIP,
-		SubnetID: r.SubnetID, SubnetCIDR: r.SubnetCIDR, Ready: r.Ready, CreatedAt: r.CreatedAt}
+		SubnetID: r.SubnetID, SubnetCIDR: r.SubnetCIDR, Ready: r.Ready, CreatedAt: r.CreatedAt,
+		Card: r.Card, Class: r.Class, Why: r.Why, Facts: r.Facts}
 }
 
 type blockEntry struct {
@@ -116,9 +123,10 @@ func (t *Tx) addr(ip netip.Addr) (r addrRecord, ok bool, err error) {
 }
 
 // available reports whether Take may hand the address out (cooldown aside):
-// this is exactly what the avail index holds.
+// this is exactly what the avail index holds. A not-ours ENI's addresses never are, whatever else says: this is the
+// one take that the plugin and what-if share.
 func available(e eniRecord, releasing bool, r addrRecord) bool {
-	return e.Ready && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
+	return e.Ready && e.Class != pool.NotOurs && e.Card == 0 && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
 }
 
 // putAddr writes an address and keeps the avail index in step with it.

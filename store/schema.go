@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the layout this binary reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // magic marks a bbolt file as a vpc-cni state database.
 var magic = []byte("vpc-cni node state")
@@ -40,7 +40,17 @@ var v1Buckets = [][]byte{bMeta, bSettings, bState, bENIs, bBlocks, bAddrs, bAvai
 // caller's transaction. The array length keeps the table complete.
 var migrations = [SchemaVersion]func(*bolt.Tx) error{
 	0: migrateV0toV1,
+	1: migrateV1toV2,
 }
+
+// migrateV1toV2: version 2 ENI records carry the ENI's class (ours, adopted,
+// not ours), its reason, its network card and the EC2 facts behind them.
+// A version 1 record reads as card 0, class unknown, facts not known: the
+// behaviour of version 1 (every attached ENI used) until the next pass,
+// which reads EC2 because of the unknown facts and classifies it before it
+// plans. So nothing is rewritten; the version says an older binary, which
+// would use a not-ours ENI, must not open the file.
+func migrateV1toV2(*bolt.Tx) error { return nil }
 
 // migrateV0toV1 turns an empty bolt file (or a meta bucket with only the
 // magic) into the first layout.

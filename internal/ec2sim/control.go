@@ -75,6 +75,7 @@ func (s *Sim) ResetCounters() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.counters)
+	clear(s.eniCalls)
 }
 
 // Faults travel as JSON with durations as strings ("200ms"); numbers are

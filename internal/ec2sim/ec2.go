@@ -38,7 +38,7 @@ func (s *Sim) serveEC2(w http.ResponseWriter, r *http.Request) {
 	f := form(r.PostForm)
 	action := f.get("Action")
 	s.noteAccessKey(r.Header.Get("Authorization"))
-	latency, apiErr := s.admit(action)
+	latency, apiErr := s.admit(action, f)
 	if latency > 0 {
 		time.Sleep(latency)
 	}
@@ -56,10 +56,11 @@ func (s *Sim) serveEC2(w http.ResponseWriter, r *http.Request) {
 
 // admit counts the request and decides the faults it meets before any
 // effect: injected failures, throttling, 5xx, IAM denial, unknown action.
-func (s *Sim) admit(action string) (time.Duration, *apiError) {
+func (s *Sim) admit(action string, f form) (time.Duration, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counters[action]++
+	s.noteENICalls(action, f)
 	if action == "" {
 		return 0, newAPIError("MissingAction", "The request must contain the parameter Action.")
 	}

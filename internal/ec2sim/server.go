@@ -66,10 +66,13 @@ type Sim struct {
 	failNext   map[string]*failRule
 	denied     map[string]bool
 	counters   map[string]int
+	eniCalls   map[string]map[string]int // ENI ID -> action -> calls that named it
 	imdsTokens map[string]time.Time
 
 	lastAccessKey string
-	linkErr       error // the last delayed link that could not be made
+	linkErr       error                // the last delayed link that could not be made
+	trust         Trust                // STS and Pod Identity rules (identity.go)
+	issued        map[string]time.Time // access key id → expiry of credentials STS or the agent issued
 
 	srv *http.Server
 	url string
@@ -135,7 +138,7 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{cfg: cfg, typ: typ, ids: idGen{state: seedFrom(cfg.InstanceID + cfg.SubnetCIDR.String())},
 		subnet: pool, enis: map[string]*eniRec{}, macs: map[string]bool{}, idem: map[string]idemEntry{},
 		resTags: map[string]map[string]string{}, failNext: map[string]*failRule{}, denied: map[string]bool{},
-		counters: map[string]int{}, imdsTokens: map[string]time.Time{}, rng: rand.New(rand.NewPCG(0, 0)),
+		counters: map[string]int{}, eniCalls: map[string]map[string]int{}, imdsTokens: map[string]time.Time{}, rng: rand.New(rand.NewPCG(0, 0)),
 		ownerID: "123456789012", launchTime: cfg.Clock()}
 	s.vpcID = "vpc-0" + s.ids.hex16()
 	s.subnetID = "subnet-0" + s.ids.hex16()
@@ -214,7 +217,7 @@ func (s *Sim) Close() error {
 	return srv.Close()
 }
 
-// Handler serves all three APIs, for httptest.
+// Handler serves EC2, IMDS, STS, Pod Identity and the control API, for httptest.
 func (s *Sim) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -223,8 +226,14 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveIMDS(w, r)
 	case strings.HasPrefix(r.URL.Path, "/_sim/"):
 		s.serveControl(w, r)
+	case r.URL.Path == PodIdentityPath:
+		s.servePodIdentity(w, r)
+	case isSTSRequest(r):
+		s.serveSTS(w, r)
 	case r.Method == http.MethodPost:
-		s.serveEC2(w, r)
+		if !s.refuseUnissued(w, r) {
+			s.serveEC2(w, r)
+		}
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,0 +1,105 @@
+package rebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"vpc-cni/netns"
+	"vpc-cni/podgc"
+	"vpc-cni/reconcile"
+	"vpc-cni/store"
+)
+
+// EventRebuilt is the kind of the event every rebuild records; doctor
+// finds the last one. **contract** (vpcctl events)
+const EventRebuilt = "state-rebuilt"
+
+// Lost is a state file that holds no pool (missing, or created and never
+// adopted: no ENI) on a node whose kernel shows running pods' wiring.
+// Pods is that wiring's count; 0 is not lost.
+type Lost struct{ Pods int }
+
+// Message is what STATUS, doctor, a refused ADD and reconcile say.
+func (l Lost) Message() string {
+	return fmt.Sprintf("state lost: %d running pods' wiring found with no state; run `vpcctl state rebuild`", l.Pods)
+}
+
+// IsLost is the pure decision: a fresh store and running pods.
+func IsLost(fresh bool, hs netns.HostState) Lost {
+	if !fresh {
+		return Lost{}
+	}
+	return Lost{Pods: len(podgc.LivePods(hs))}
+}
+
+// Fresh reports whether the store holds no pool: the file is missing, or
+// no pass or rebuild ever adopted an ENI into it (a new file an ADD made).
+// One read transaction; no netlink.
+func Fresh(st *store.Store) (bool, error) {
+	var enis int
+	err := st.View(func(tx *store.Tx) error {
+		snap, err := tx.Snapshot()
+		enis = len(snap.ENIs)
+		return err
+	})
+	if errors.Is(err, store.ErrNotInitialized) {
+		return true, nil
+	}
+	return enis == 0, err
+}
+
+// Detect is lost state as the node shows it now. The kernel is read only
+// when the store is fresh, so a node with state pays one read transaction.
+func Detect(st *store.Store, list func() (netns.HostState, error)) (Lost, error) {
+	fresh, err := Fresh(st)
+	if err != nil || !fresh {
+		return Lost{}, err
+	}
+	hs, err := list()
+	if err != nil {
+		return Lost{}, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
+	}
+	return IsLost(true, hs), nil
+}
+
+// Recover rebuilds lost state in place, before anything can hand out a
+// running pod's address: EC2's node and ENIs adopted and every running pod's
+// assignment restored in one transaction, and an event recorded. A store
+// that is not lost is left alone (nil report). The caller holds the
+// reconcile lock: every taker of a fresh store's addresses needs it (an
+// ADD finds none free until a pass or rebuild has run).
+func Recover(ctx context.Context, st *store.Store, o Options) (*Report, Lost, error) {
+	list := o.ListHost
+	if list == nil {
+		list = func() (netns.HostState, error) { return netns.ListHostWith(o.VethPrefix) }
+	}
+	lost, err := Detect(st, list)
+	if err != nil || lost.Pods == 0 {
+		return nil, lost, err
+	}
+	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
+	if err != nil {
+		return nil, lost, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
+	}
+	cache := ReadCNICache(filepath.Join(o.CNICacheDir, "results"))
+	out := &Report{Pods: []Pod{}}
+	runner, err := o.NewRunner()
+	if err != nil {
+		return out, lost, err
+	}
+	why := fmt.Sprintf("the state file was missing or new with %d running pods' wiring on the node", lost.Pods)
+	return out, lost, out.adopt(ctx, runner, wired, cache, why)
+}
+
+// Restored is how many pods' assignments the rebuild recorded.
+func (out *Report) Restored() int { return out.restored }
+
+// event is the rebuild's line in `vpcctl events`.
+func (out *Report) event(why string, now time.Time) store.Event {
+	return store.Event{Time: now, Kind: EventRebuilt, Message: fmt.Sprintf(
+		"rebuilt from the kernel and EC2 (%s): %s restored, %s, %s", why, reconcile.Plural(out.restored, "pod", "pods"),
+		reconcile.Plural(out.ENIs, "ENI", "ENIs"), reconcile.Plural(out.Addresses, "address", "addresses"))}
+}

@@ -1,0 +1,115 @@
+package reconcile
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+)
+
+// ClassRules is what the classification of the node's ENIs depends on
+// besides EC2's answer.
+type ClassRules struct {
+	InstanceID     string // this node: its instance tag marks ENIs it created
+	ManageUntagged bool   // MANAGE_UNTAGGED_ENI
+}
+
+func (p *pass) classRules() ClassRules {
+	return ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI}
+}
+
+// factsOf reads from EC2's answer what decides an ENI's class.
+func factsOf(t cloud.ENIInfo, instanceID string) pool.ENIFacts {
+	noManage, has := t.Tags[pool.TagNoManage]
+	tagged := instanceID != "" && t.Tags[cloud.TagInstanceID] == instanceID
+	return pool.ENIFacts{Known: true, InterfaceType: t.InterfaceType, NoManage: noManage, HasNoManage: has,
+		NodeTagged: tagged, Created: tagged && strings.HasPrefix(t.Description, cloud.DescriptionPrefix)}
+}
+
+// createdHere reports whether EC2's answer shows an ENI vpc-cni created for
+// this node, on card 0, of the plain type: the only ENIs it tags, modifies,
+// detaches or deletes.
+func createdHere(t cloud.ENIInfo, instanceID string) bool {
+	class, _ := pool.Classify(factsOf(t, instanceID), t.NetworkCard, t.DeviceIndex, false)
+	return class == pool.Ours
+}
+
+// classify sets e's facts (from EC2's answer when t is one; an IMDS view
+// carries the stored facts) and its class under r. An ENI whose facts are
+// not known yet (a store from before classes) keeps the class it has, unless
+// IMDS already places it on another card. It reports a change of class.
+func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bool) []Finding {
+	if t.Described {
+		e.Facts = factsOf(t, r.InstanceID)
+	}
+	if !e.Facts.Known && e.Card == 0 {
+		return nil
+	}
+	e.Class, e.Why = pool.Classify(e.Facts, e.Card, e.DeviceIndex, r.ManageUntagged)
+	if e.NotOurs() {
+		e.Ready = false // nothing of it is handed out, and its host side is not ours to set up
+	}
+	switch {
+	case isNew && e.NotOurs():
+		return []Finding{{"not-ours-eni", fmt.Sprintf("ENI %s (device %d, card %d) is not ours (%s): left alone; it takes %s",
+			e.ID, e.DeviceIndex, e.Card, e.Why, slotCost(*e))}}
+	case isNew || old.Class == e.Class || old.Class == "" && e.Class != pool.NotOurs:
+		return nil
+	}
+	msg := fmt.Sprintf("ENI %s (device %d) is now %s (%s), was %s", e.ID, e.DeviceIndex, e.Class, e.Why, cmpOr(old.Class, "unclassified"))
+	if e.NotOurs() {
+		msg += "; it gets no new pods"
+		if n := heldAddrs(old); n > 0 {
+			msg += fmt.Sprintf(", and the %d pods holding its addresses keep them until they are deleted", n)
+		}
+	}
+	return []Finding{{"eni-class", msg}}
+}
+
+func cmpOr(c pool.Class, dflt string) string {
+	if c == "" {
+		return dflt
+	}
+	return string(c)
+}
+
+// slotCost says what a not-ours ENI costs the pool.
+func slotCost(e pool.ENI) string {
+	if e.Card != 0 {
+		return fmt.Sprintf("a slot of card %d's own limit, none of card 0's", e.Card)
+	}
+	return "one of card 0's ENI slots (fewer ENIs and max pods for vpc-cni)"
+}
+
+func heldAddrs(e pool.ENI) int {
+	n := 0
+	for _, b := range e.Blocks {
+		for _, a := range b.Addrs {
+			if a.State == pool.Assigned {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// notOursBlocks is what the store keeps of a not-ours ENI's blocks: only
+// those a pod still holds (it changed class under them), as EC2 lists them;
+// its other addresses are not the pool's and are never adopted.
+func notOursBlocks(old pool.ENI, truth []netip.Prefix) []netip.Prefix {
+	have := map[netip.Prefix]bool{}
+	for _, b := range old.Blocks {
+		if held(b) {
+			have[b.CIDR] = true
+		}
+	}
+	var out []netip.Prefix
+	for _, c := range truth {
+		if have[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
