@@ -70,6 +70,7 @@ func TestAddPastItsDeadlineSaysItWaitedForTheLink(t *testing.T) {
 		t.Fatalf("ENIs %+v; want a new one at device 1 whose link has not come", st.ENIs)
 	}
 	eni := st.ENIs[1] // the grow sized to the targets may have made more; each is named
+	t.Logf("ADD past its deadline: %s", e.Msg)
 	if e.Code != types.ErrTryAgainLater || !strings.Contains(e.Msg, "waited") ||
 		!strings.Contains(e.Msg, "link of "+eni.ID) || !strings.Contains(e.Msg, eni.MAC) {
 		t.Errorf("ADD past its deadline: code %d %q; want 11 saying it waited for the link of %s (MAC %s)",
