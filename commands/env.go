@@ -245,3 +245,14 @@ func classifyRunError(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// vethPrefix is AWS_VPC_K8S_CNI_VETHPREFIX as every process resolves it: the
+// plugin names pods' host veths with it, and gc, rebuild, migrate and doctor
+// find them by it.
+func vethPrefix(in settings.Inputs) (string, error) {
+	prefix, err := settings.VethPrefixOf(in)
+	if err != nil {
+		return "", asUsage(err)
+	}
+	return prefix, nil
+}

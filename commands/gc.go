@@ -41,7 +41,15 @@ Examples:
 			if err != nil {
 				return err
 			}
-			rep, err := runGC(st, c.Bool("dry-run"))
+			in, err := knobInputs(c)
+			if err != nil {
+				return err
+			}
+			prefix, err := vethPrefix(in)
+			if err != nil {
+				return err
+			}
+			rep, err := runGC(st, prefix, c.Bool("dry-run"))
 			if err != nil {
 				return err
 			}
@@ -57,8 +65,8 @@ Examples:
 }
 
 // runGC treats a never-initialised state dir as nothing to collect.
-func runGC(st *store.Store, dryRun bool) (podgc.Report, error) {
-	rep, err := podgc.Run(st, podgc.Kernel{}, dryRun, time.Now())
+func runGC(st *store.Store, prefix string, dryRun bool) (podgc.Report, error) {
+	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, dryRun, time.Now())
 	if errors.Is(err, store.ErrNotInitialized) {
 		return rep, nil
 	}

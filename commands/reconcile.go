@@ -7,8 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/podgc"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 
 	"vpc-cni/internal/printers"
@@ -148,7 +150,11 @@ func renderReport(c *cli.Context, rep *reconcile.Report) error {
 // plans, so no running pod's address is planned as free; a failure stops
 // the pass.
 func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *reconcile.Runner) error {
-	out, lost, err := rebuild.Recover(ctx, st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"),
+	prefix, err := settings.VethPrefixOf(settings.Inputs{Env: runner.Env, File: runner.File})
+	if err != nil {
+		return asUsage(err)
+	}
+	out, lost, err := rebuild.Recover(ctx, st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), VethPrefix: prefix,
 		NewRunner: func() (*reconcile.Runner, error) { return runner, nil }})
 	if err != nil && lost.Pods > 0 {
 		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
@@ -165,7 +171,15 @@ func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *r
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.
 func collectGarbage(c *cli.Context, st *store.Store) {
-	gc, err := runGC(st, false)
+	in, err := knobInputs(c)
+	prefix := ""
+	if err == nil {
+		prefix, err = vethPrefix(in)
+	}
+	gc := podgc.Report{}
+	if err == nil {
+		gc, err = runGC(st, prefix, false)
+	}
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc after reconcile: %v\n", err)
 		return

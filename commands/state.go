@@ -56,8 +56,12 @@ func rebuildAction(c *cli.Context) error {
 		return err
 	}
 	defer release()
+	prefix, err := vethPrefix(s.in)
+	if err != nil {
+		return err
+	}
 	out, err := rebuild.Run(ctx, s.st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), Force: c.Bool("force"),
-		NewRunner: runnerFor(ctx, s.st, s.in)})
+		VethPrefix: prefix, NewRunner: runnerFor(ctx, s.st, s.in)})
 	if err != nil {
 		return err
 	}

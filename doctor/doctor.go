@@ -57,7 +57,7 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(s, now)}
 	}
 	if !s.Initialized {
-		if f, lost := checkLost(st); lost {
+		if f, lost := checkLost(st, in); lost {
 			return []Finding{f}
 		}
 		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
@@ -67,7 +67,7 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		r = append(r, f)
 	}
 	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s), checkNotOurs(s),
-		checkGrowth(s), checkGarbage(st), checkNodeRules(s))
+		checkGrowth(s), checkGarbage(st, in), checkNodeRules(s))
 }
 
 // WithoutState is doctor on a state dir with no state file: a report and
@@ -86,8 +86,12 @@ func WithoutState() (Report, bool) {
 
 // checkLost tells a lost state file (running pods' wiring, no pool) from
 // a new node: the kernel is read only because the store holds no pool.
-func checkLost(st *store.Store) (Finding, bool) {
-	lost, err := rebuild.Detect(st, podgc.Kernel{}.ListHost)
+func checkLost(st *store.Store, in settings.Inputs) (Finding, bool) {
+	prefix, err := settings.VethPrefixOf(in)
+	if err != nil {
+		return Finding{"state file", false, err.Error()}, true
+	}
+	lost, err := rebuild.Detect(st, podgc.Kernel{VethPrefix: prefix}.ListHost)
 	switch {
 	case err != nil:
 		return Finding{"state file", false, err.Error()}, true
@@ -196,6 +200,8 @@ func checkNotOurs(s status.PoolStatus) Finding {
 
 func checkGrowth(s status.PoolStatus) Finding {
 	switch {
+	case s.NoProvisioning != "": // the operator's choice, not a fault
+		return Finding{"growth", true, fmt.Sprintf("off (%s): %d free", s.NoProvisioning, s.Figures.Free)}
 	case s.GrowBlocked != "":
 		return Finding{"growth", false, "blocked " + s.GrowBlocked}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
@@ -205,8 +211,12 @@ func checkGrowth(s status.PoolStatus) Finding {
 }
 
 // checkGarbage is `vpcctl gc --dry-run`.
-func checkGarbage(st *store.Store) Finding {
-	rep, err := podgc.Run(st, podgc.Kernel{}, true, time.Now())
+func checkGarbage(st *store.Store, in settings.Inputs) Finding {
+	prefix, err := settings.VethPrefixOf(in) // the plugin names pods' veths with it
+	if err != nil {
+		return Finding{"host wiring", false, err.Error()}
+	}
+	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, true, time.Now())
 	if errors.Is(err, store.ErrNotInitialized) {
 		err = nil
 	}

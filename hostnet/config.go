@@ -46,6 +46,9 @@ type Config struct {
 	NodePort     bool   // AWS_VPC_CNI_NODE_PORT_SUPPORT
 	Mark         uint32 // AWS_VPC_K8S_CNI_CONNMARK
 	VethPrefix   string // host veths of pods ("eni")
+	// ExternalServices: AWS_EXTERNAL_SERVICE_CIDRS, each reached through
+	// main (rule at PrioExternalService).
+	ExternalServices []netip.Prefix
 
 	// IPv6 (ENABLE_IPv6: IPv6 or dual-stack pods): IPv6 on and forwarding
 	// (net.ipv6.conf.all.disable_ipv6=0, .forwarding=1), accept_ra=2 on
@@ -102,7 +105,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("node rules: unknown SNAT randomisation %q (prng, hashrandom or none)", c.Randomize)
 	}
-	for _, p := range c.noSNAT() {
+	for _, p := range append(c.noSNAT(), c.ExternalServices...) {
 		if !p.Addr().Is4() {
 			return fmt.Errorf("node rules: %s is not an IPv4 CIDR", p)
 		}

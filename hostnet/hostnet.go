@@ -11,6 +11,7 @@ import (
 type Status struct {
 	Table    bool   `json:"table"`              // our nftables table holds exactly the wanted rules (or is absent when none are wanted)
 	Fwmark   bool   `json:"fwmark"`             // the fwmark rule is present exactly when wanted
+	Services bool   `json:"externalServices"`   // one rule per AWS_EXTERNAL_SERVICE_CIDRS entry, and no other
 	RPFilter string `json:"rpFilter,omitempty"` // the primary link's rp_filter, when it must be loose
 	Wanted   string `json:"wanted"`             // what the configuration asks for, in words
 	// Drift names what is not in place of the IPv6 and egress settings
@@ -21,7 +22,7 @@ type Status struct {
 
 // InPlace reports whether every wanted rule is there and nothing stale is.
 func (s Status) InPlace() bool {
-	return s.Table && s.Fwmark && (s.RPFilter == "" || s.RPFilter == rpFilterLoose) && len(s.Drift) == 0
+	return s.Table && s.Fwmark && s.Services && (s.RPFilter == "" || s.RPFilter == rpFilterLoose) && len(s.Drift) == 0
 }
 
 // Check reads the rules without changing anything.
@@ -42,6 +43,9 @@ func Check(cfg Config) (Status, error) {
 		return st, err
 	}
 	st.Fwmark = hasRule(rules, cfg.Mark) == cfg.fwmark() && len(rules) <= 1
+	if st.Services, err = servicesInPlace(cfg.ExternalServices); err != nil {
+		return st, err
+	}
 	if cfg.fwmark() && cfg.PrimaryIf != "" {
 		if st.RPFilter, err = rpFilter(cfg.PrimaryIf); err != nil {
 			return st, fmt.Errorf("reading rp_filter of %s: %w", cfg.PrimaryIf, err)
@@ -71,6 +75,10 @@ func Ensure(cfg Config) (repaired []string, err error) {
 	}
 	if changed {
 		repaired = append(repaired, fmt.Sprintf("ip rule fwmark prio %d", PrioFwmark))
+	}
+	services, err := syncServiceRules(cfg.ExternalServices)
+	if repaired = append(repaired, services...); err != nil {
+		return repaired, err
 	}
 	if cfg.fwmark() && cfg.PrimaryIf != "" {
 		if changed, err = ensureRPFilter(cfg.PrimaryIf); err != nil {
@@ -113,13 +121,17 @@ func Remove() error {
 			return err
 		}
 	}
-	return nil
+	_, err = syncServiceRules(nil)
+	return err
 }
 
 func describe(cfg Config) string {
 	s := "no SNAT (external)"
 	if cfg.snat() {
 		s = fmt.Sprintf("SNAT to %s (%s) except %v", cfg.PrimaryIP, cfg.Randomize, cfg.noSNAT())
+	}
+	if len(cfg.ExternalServices) > 0 {
+		s += fmt.Sprintf("; %v through main", sortedPrefixes(cfg.ExternalServices))
 	}
 	switch {
 	case cfg.nodePortMark():

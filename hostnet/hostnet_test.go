@@ -173,3 +173,57 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		t.Fatal("accepted an IPv6 CIDR")
 	}
 }
+
+// AWS_EXTERNAL_SERVICE_CIDRS: one `to <cidr> lookup main` rule at 1535 per
+// CIDR; Ensure repairs a deleted one and removes one no longer configured.
+func TestExternalServiceRulesFollowTheKnob(t *testing.T) {
+	inNode(t, func() {
+		a, b := netip.MustParsePrefix("100.100.0.0/16"), netip.MustParsePrefix("100.101.7.0/24")
+		cfg := testConfig()
+		cfg.ExternalServices = []netip.Prefix{a, b}
+		mustEnsure(t, cfg)
+		if got := serviceDsts(t); !slices.Equal(got, []netip.Prefix{a, b}) {
+			t.Fatalf("service rules %v, want %v", got, []netip.Prefix{a, b})
+		}
+		if st := mustCheck(t, cfg); !st.InPlace() {
+			t.Fatalf("after Ensure: %+v", st)
+		}
+		rules, _ := serviceRules()
+		if err := netlink.RuleDel(&rules[0]); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustCheck(t, cfg); st.Services || st.InPlace() {
+			t.Fatalf("a deleted rule is not seen: %+v", st)
+		}
+		if r := mustEnsure(t, cfg); !slices.Equal(r, []string{"ip rule to " + a.String()}) {
+			t.Fatalf("repair rewrote %v, want the deleted rule", r)
+		}
+		cfg.ExternalServices = []netip.Prefix{b}
+		mustEnsure(t, cfg)
+		if got := serviceDsts(t); !slices.Equal(got, []netip.Prefix{b}) {
+			t.Fatalf("after dropping %s: rules %v", a, got)
+		}
+		if r := mustEnsure(t, cfg); len(r) != 0 {
+			t.Fatalf("Ensure at rest rewrote %v", r)
+		}
+		if err := Remove(); err != nil {
+			t.Fatal(err)
+		}
+		if got := serviceDsts(t); len(got) != 0 {
+			t.Fatalf("after Remove: %v", got)
+		}
+	})
+}
+
+func serviceDsts(t *testing.T) []netip.Prefix {
+	t.Helper()
+	rules, err := serviceRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []netip.Prefix
+	for _, r := range rules {
+		out = append(out, ruleDst(r))
+	}
+	return sortedPrefixes(out)
+}

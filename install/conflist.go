@@ -24,6 +24,24 @@ var chained = []struct {
 }{
 	{"portmap", map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}, "snat": true}},
 	{"bandwidth", map[string]any{"type": "bandwidth", "capabilities": map[string]bool{"bandwidth": true}}},
+	{"tuning", map[string]any{"type": "tuning", "sysctl": map[string]string{ // DISABLE_POD_V6, as aws-node writes it
+		"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1", "net.ipv6.conf.lo.disable_ipv6": "1"}}},
+}
+
+// wanted says whether the configuration chains the plugin: portmap always;
+// bandwidth unless ENABLE_BANDWIDTH_PLUGIN=false (aws-node chains it only
+// when true; vpc-cni did by default before the knob, so unset keeps that);
+// tuning with DISABLE_POD_V6=true.
+func wanted(name string, knobs settings.Inputs) bool {
+	e, _ := settings.Resolve(settings.Overrides{}, knobs) // validated by parseSets and the config step
+	switch name {
+	case "bandwidth":
+		_, _, set := knobs.Lookup(settings.BandwidthPlugin)
+		return e.BandwidthPlugin || !set
+	case "tuning":
+		return e.DisablePodV6
+	}
+	return true
 }
 
 type conflistDoc struct {
@@ -48,6 +66,12 @@ type pluginEntry struct {
 // conflistFor is the network configuration for this install. The pod MTU
 // follows AWS_VPC_ENI_MTU when --set gives it.
 func (in *installer) conflistFor(sets *settings.File, present func(string) bool) ([]byte, []string) {
+	return in.conflistWith(sets, sets, present)
+}
+
+// conflistWith is conflistFor with the chained plugins chosen by knobs (the
+// configuration file as installed).
+func (in *installer) conflistWith(sets, knobs *settings.File, present func(string) bool) ([]byte, []string) {
 	mtu := settings.DefaultMTU
 	if v, _, ok := (settings.Inputs{File: sets}).Lookup(settings.ENIMTU); ok {
 		mtu, _ = strconv.Atoi(v) // validated by parseSets
@@ -61,6 +85,9 @@ func (in *installer) conflistFor(sets *settings.File, present func(string) bool)
 	doc := conflistDoc{CNIVersion: conflistCNIVersion, CNIVersions: conflistCNIVersions, Name: "vpc", Plugins: []any{self}}
 	var missing []string
 	for _, p := range chained {
+		if !wanted(p.Type, settings.Inputs{File: knobs}) {
+			continue
+		}
 		if present(p.Type) {
 			doc.Plugins = append(doc.Plugins, p.Config)
 		} else {
@@ -77,7 +104,11 @@ func (in *installer) conflist(sets *settings.File) error {
 		fi, err := os.Stat(in.at(filepath.Join(in.CNIBin, name)))
 		return err == nil && fi.Mode().IsRegular()
 	}
-	data, missing := in.conflistFor(sets, present)
+	knobs, err := settings.ReadFile(in.at(in.Config), false) // as the configFile step left it
+	if err != nil {
+		knobs = sets
+	}
+	data, missing := in.conflistWith(sets, knobs, present)
 	for _, m := range missing {
 		in.say("warning: %s not chained: no %s in %s (install the CNI plugins and run vpcctl install again)",
 			m, filepath.Join(in.CNIBin, m), in.CNIBin)

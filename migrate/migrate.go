@@ -19,6 +19,7 @@ import (
 	"vpc-cni/netns"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -75,7 +76,11 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 	if err != nil {
 		return err
 	}
-	wired, err := netns.DiscoverPods()
+	prefix, err := settings.VethPrefixOf(settings.Inputs{Env: r.Env, File: r.File})
+	if err != nil {
+		return usage.Wrap(err)
+	}
+	wired, err := netns.DiscoverPodsWith(prefix)
 	if err != nil {
 		return fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}
@@ -93,7 +98,7 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 			out.ENIs++
 		}
 	}
-	m, err := planMigration(pods, wired, enis)
+	m, err := planMigration(pods, wired, enis, prefix)
 	out.Pods = sortedPods(m.pods)
 	if err != nil {
 		return usage.Wrap(err)

@@ -42,7 +42,7 @@ type migration struct {
 // reference's own restore prunes it; a pod whose veth routes another
 // address, or whose address EC2 does not list on the node's attached ENIs,
 // is an error naming every such pod, and nothing is recorded.
-func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENIInfo) (migration, error) {
+func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENIInfo, prefix string) (migration, error) {
 	var m migration
 	byVeth := map[string]netns.PodWiring{}
 	for _, w := range wired {
@@ -52,7 +52,7 @@ func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENI
 	var problems []string
 	named := map[string]bool{}
 	for _, p := range pods {
-		veth := netns.HostVethNameFor(p.Namespace, p.Name, p.ContainerID)
+		veth := netns.HostVethNameWith(prefix, p.Namespace, p.Name, p.ContainerID) // aws-node's AWS_VPC_K8S_CNI_VETHPREFIX, carried
 		named[veth] = true
 		out := Pod{Key: p.Key(), IP: p.IP.String(), HostVeth: veth, Pod: status.PodName(p.Namespace, p.Name)}
 		w, wiredUp := byVeth[veth]

@@ -33,7 +33,7 @@ func wiredFor(p awsnode.Pod, ip string) netns.PodWiring {
 func TestPlanMigrationAdoptsPrunesAndFindsUnlisted(t *testing.T) {
 	a, b, gone := planPod("a", "10.0.0.5"), planPod("b", "10.0.1.20"), planPod("gone", "10.0.0.6")
 	stray := netns.PodWiring{HostVeth: "enistray000000", IP: netip.MustParseAddr("10.0.0.6")}
-	m, err := planMigration([]awsnode.Pod{a, b, gone}, []netns.PodWiring{wiredFor(a, "10.0.0.5"), wiredFor(b, "10.0.1.20"), stray}, planENIs)
+	m, err := planMigration([]awsnode.Pod{a, b, gone}, []netns.PodWiring{wiredFor(a, "10.0.0.5"), wiredFor(b, "10.0.1.20"), stray}, planENIs, netns.VethPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestPlanMigrationAdoptsPrunesAndFindsUnlisted(t *testing.T) {
 func TestPlanMigrationRefusesNamingEveryProblem(t *testing.T) {
 	off, primary, detached, rewired := planPod("off", "10.9.9.9"), planPod("p", "10.0.1.4"), planPod("d", "10.0.2.5"), planPod("r", "10.0.0.5")
 	wired := []netns.PodWiring{wiredFor(off, "10.9.9.9"), wiredFor(primary, "10.0.1.4"), wiredFor(detached, "10.0.2.5"), wiredFor(rewired, "10.0.0.6")}
-	_, err := planMigration([]awsnode.Pod{off, primary, detached, rewired}, wired, planENIs)
+	_, err := planMigration([]awsnode.Pod{off, primary, detached, rewired}, wired, planENIs, netns.VethPrefix)
 	for _, says := range []string{
 		"10.9.9.9 (ns/off, c-off/eth0): EC2 does not list it",
 		"10.0.1.4 (ns/p, c-p/eth0): it is the primary of eni-b",
@@ -71,7 +71,7 @@ func TestPlanMigrationRefusesNamingEveryProblem(t *testing.T) {
 
 func TestAlreadyMigrated(t *testing.T) {
 	a := planPod("a", "10.0.0.5")
-	m, err := planMigration([]awsnode.Pod{a}, []netns.PodWiring{wiredFor(a, "10.0.0.5")}, planENIs)
+	m, err := planMigration([]awsnode.Pod{a}, []netns.PodWiring{wiredFor(a, "10.0.0.5")}, planENIs, netns.VethPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}

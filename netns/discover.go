@@ -27,10 +27,14 @@ var NetnsDirs = []string{"/var/run/netns", "/run/netns"}
 // its /32 route and rules, and finds the namespace at its other end: the
 // veth's link-netnsid matched against the ids of the named namespaces and of
 // every process's namespace.
-func DiscoverPods() ([]PodWiring, error) {
+func DiscoverPods() ([]PodWiring, error) { return DiscoverPodsWith(VethPrefix) }
+
+// DiscoverPodsWith is DiscoverPods for veths named with prefix
+// (AWS_VPC_K8S_CNI_VETHPREFIX).
+func DiscoverPodsWith(prefix string) ([]PodWiring, error) {
 	var out []PodWiring
 	err := withHost(func(h *netlink.Handle) error {
-		veths, err := listPodVeths(h)
+		veths, err := listPodVeths(h, prefix)
 		if err != nil {
 			return err
 		}

@@ -39,9 +39,13 @@ type RouteInfo struct {
 }
 
 // ListHost reads the node netns's pod veths, rules and routes, sorted.
-func ListHost() (st HostState, err error) {
+func ListHost() (HostState, error) { return ListHostWith(VethPrefix) }
+
+// ListHostWith is ListHost for veths named with prefix
+// (AWS_VPC_K8S_CNI_VETHPREFIX).
+func ListHostWith(prefix string) (st HostState, err error) {
 	err = withHost(func(h *netlink.Handle) error {
-		veths, err := listPodVeths(h)
+		veths, err := listPodVeths(h, prefix)
 		if err != nil {
 			return err
 		}
@@ -60,14 +64,17 @@ func ListHost() (st HostState, err error) {
 	return st, err
 }
 
-func listPodVeths(h *netlink.Handle) ([]netlink.Link, error) {
+func listPodVeths(h *netlink.Handle, prefix string) ([]netlink.Link, error) {
+	if prefix == "" {
+		prefix = VethPrefix
+	}
 	links, err := dump(h.LinkList)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
 	}
 	var veths []netlink.Link
 	for _, l := range links {
-		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, VethPrefix) {
+		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, prefix) {
 			veths = append(veths, l)
 		}
 	}

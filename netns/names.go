@@ -7,28 +7,39 @@ import (
 	"net"
 )
 
-// VethPrefix starts every host-side veth name (contract: as the reference).
+// VethPrefix starts every host-side veth name by default (contract: as the
+// reference); AWS_VPC_K8S_CNI_VETHPREFIX changes it, and every caller that
+// names or finds pod veths takes the knob's value (the ...With functions).
 const VethPrefix = "eni"
 
 // HostVethName is the reference's host veth name: "eni" + the first 11 hex
 // digits of sha1("<pod namespace>.<pod name>"), 14 characters in all.
 func HostVethName(podNamespace, podName string) string {
-	return hashedName(podNamespace + "." + podName)
+	return hashedName(VethPrefix, podNamespace+"."+podName)
 }
 
 // HostVethNameFor is HostVethName, except that a runtime which sends no pod
 // namespace and name (plain CNI, not Kubernetes) gets a name derived from the
 // container ID, so two such containers never share a veth.
 func HostVethNameFor(podNamespace, podName, containerID string) string {
-	if podNamespace == "" && podName == "" {
-		return hashedName(containerID)
-	}
-	return HostVethName(podNamespace, podName)
+	return HostVethNameWith(VethPrefix, podNamespace, podName, containerID)
 }
 
-func hashedName(s string) string {
+// HostVethNameWith is HostVethNameFor with another prefix
+// (AWS_VPC_K8S_CNI_VETHPREFIX, at most 4 characters); "" is the default.
+func HostVethNameWith(prefix, podNamespace, podName, containerID string) string {
+	if podNamespace == "" && podName == "" {
+		return hashedName(prefix, containerID)
+	}
+	return hashedName(prefix, podNamespace+"."+podName)
+}
+
+func hashedName(prefix, s string) string {
+	if prefix == "" {
+		prefix = VethPrefix
+	}
 	sum := sha1.Sum([]byte(s))
-	return VethPrefix + hex.EncodeToString(sum[:])[:11]
+	return prefix + hex.EncodeToString(sum[:])[:11]
 }
 
 // randomMAC returns a locally administered unicast MAC. With 46 random bits a

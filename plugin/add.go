@@ -64,7 +64,7 @@ func (c *call) take() (store.Assignment, error) {
 	}
 	why := "no free address in the pool"
 	if !c.cfg.inlineGrow() {
-		if lost, err := rebuild.Detect(c.store, c.host.ListHost); err == nil && lost.Pods > 0 {
+		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
 			return a, types.NewError(types.ErrIOFailure, lost.Message()+" (inline grow is off: this ADD does not rebuild it; the next reconcile does)", "")
 		}
 		why += " and inline grow is off; the next reconcile refills it"
@@ -134,7 +134,7 @@ func (c *call) giveBack(a store.Assignment) {
 
 func (c *call) podWiring(a store.Assignment) netns.Pod {
 	return netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
-		MTU: c.cfg.MTU, IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
+		MTU: c.podMTU(), IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
 }
 
 // print writes the result in the configuration's CNI version, as

@@ -57,13 +57,24 @@ func (c *call) growInline() (bool, string) {
 	if err != nil {
 		return false, "inline grow: " + err.Error()
 	}
-	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true})
+	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true, LinkWait: c.linkWait()})
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
 		return true, "inline grow failed: " + err.Error()
 	}
 	return true, whyNoGrowth(rep)
+}
+
+// linkWait is how long the grow pass may wait for a new ENI's late link: up
+// to the ADD's deadline, less what taking the address and wiring the pod need
+// after it (a second, or a quarter of what is left on a short deadline).
+func (c *call) linkWait() time.Time {
+	deadline, ok := c.ctx.Deadline()
+	if !ok {
+		return time.Time{}
+	}
+	return deadline.Add(-min(time.Second, time.Until(deadline)/4))
 }
 
 func (c *call) runner() (*reconcile.Runner, error) {
@@ -83,7 +94,7 @@ func (c *call) runner() (*reconcile.Runner, error) {
 // fails the ADD fails with code 5 and nothing is handed out.
 func (c *call) recoverLost() (bool, error) {
 	out, lost, err := rebuild.Recover(c.ctx, c.store, rebuild.Options{CNICacheDir: c.cfg.CNICacheDir, NewRunner: c.runner,
-		ListHost: c.host.ListHost})
+		ListHost: c.listHost, VethPrefix: c.wiringKnobs().VethPrefix})
 	if err != nil && lost.Pods > 0 {
 		return false, types.NewError(types.ErrIOFailure, lost.Message()+"; rebuilding it in this ADD failed: "+err.Error(), "")
 	}
@@ -105,6 +116,8 @@ func whyNoGrowth(rep *reconcile.Report) string {
 		return strings.Join(rep.Failed, "; ")
 	case f.MaxPods > 0 && f.Total >= f.MaxPods:
 		return fmt.Sprintf("the node holds %d addresses, its max pods", f.Total)
+	case reconcile.NoProvisioning(rep.Config) != "":
+		return "the pool does not grow: " + reconcile.NoProvisioning(rep.Config) + "; pods use the addresses attached"
 	case f.Shortfall > 0:
 		return fmt.Sprintf("growth is blocked (ENI limit %d reached or subnet back-off); shortfall %d", f.MaxENIs, f.Shortfall)
 	case f.Cooling > 0:

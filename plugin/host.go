@@ -51,7 +51,7 @@ type Host interface {
 	// which of them lead into a live namespace, their routes and rules. It
 	// changes nothing. STATUS and ADD ask only when the store holds no
 	// pool, to tell a lost state file (running pods' wiring) from a new node.
-	ListHost() (netns.HostState, error)
+	ListHost(vethPrefix string) (netns.HostState, error)
 }
 
 // Kernel is the node's network namespace, through netns.
@@ -59,11 +59,11 @@ type Kernel struct{}
 
 var _ Host = Kernel{}
 
-func (Kernel) CheckNetns(path string) error                 { return netns.CheckPodNetns(path) }
-func (Kernel) SetupPod(p netns.Pod) (netns.Wired, error)    { return netns.SetupPod(p) }
-func (Kernel) TeardownPod(p netns.Pod) error                { return netns.TeardownPod(p) }
-func (Kernel) CheckPod(p netns.Pod) error                   { return netns.CheckPod(p) }
-func (Kernel) SetPodRules(ip netip.Addr, table int) error   { return netns.SetPodRules(ip, table) }
-func (Kernel) ClearPodRules(ip netip.Addr) error            { return netns.ClearPodRules(ip) }
-func (Kernel) CheckPodRules(ip netip.Addr, table int) error { return netns.CheckPodRules(ip, table) }
-func (Kernel) ListHost() (netns.HostState, error)           { return netns.ListHost() }
+func (Kernel) CheckNetns(path string) error                    { return netns.CheckPodNetns(path) }
+func (Kernel) SetupPod(p netns.Pod) (netns.Wired, error)       { return netns.SetupPod(p) }
+func (Kernel) TeardownPod(p netns.Pod) error                   { return netns.TeardownPod(p) }
+func (Kernel) CheckPod(p netns.Pod) error                      { return netns.CheckPod(p) }
+func (Kernel) SetPodRules(ip netip.Addr, table int) error      { return netns.SetPodRules(ip, table) }
+func (Kernel) ClearPodRules(ip netip.Addr) error               { return netns.ClearPodRules(ip) }
+func (Kernel) CheckPodRules(ip netip.Addr, table int) error    { return netns.CheckPodRules(ip, table) }
+func (Kernel) ListHost(prefix string) (netns.HostState, error) { return netns.ListHostWith(prefix) }

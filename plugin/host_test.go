@@ -33,7 +33,7 @@ type fakeHost struct {
 	wiring   netns.HostState // what ListHost shows
 }
 
-func (h *fakeHost) ListHost() (netns.HostState, error) { return h.wiring, h.fail["ListHost"] }
+func (h *fakeHost) ListHost(string) (netns.HostState, error) { return h.wiring, h.fail["ListHost"] }
 
 var _ Host = (*fakeHost)(nil)
 

@@ -17,6 +17,7 @@ import (
 	"vpc-cni/internal/logfile"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -51,10 +52,11 @@ type call struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	logFile     io.Closer
-	subnet      netip.Prefix // the node's subnet, read with the address
-	limits      pool.Limits  // the instance's, read with the address
-	low         bool         // the ADD left the pool under its target
-	startRefill bool         // ... and claimed the background refill (store.TakeForPod)
+	subnet      netip.Prefix        // the node's subnet, read with the address
+	limits      pool.Limits         // the instance's, read with the address
+	low         bool                // the ADD left the pool under its target
+	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
+	wiring      *settings.Effective // wiringKnobs, once resolved
 }
 
 // begin parses the configuration and opens the log and the store (which
@@ -90,9 +92,35 @@ func (c *call) end() {
 // key names the assignment: one address per container and interface.
 func (c *call) key() string { return store.AssignmentKey(c.args.ContainerID, c.args.IfName) }
 
-// hostVeth is the reference's name, so operators' knowledge carries over.
+// hostVeth is the reference's name, so operators' knowledge carries over,
+// with its AWS_VPC_K8S_CNI_VETHPREFIX.
 func (c *call) hostVeth() string {
-	return netns.HostVethNameFor(c.pod.Namespace, c.pod.Name, c.args.ContainerID)
+	return netns.HostVethNameWith(c.wiringKnobs().VethPrefix, c.pod.Namespace, c.pod.Name, c.args.ContainerID)
+}
+
+// wiringKnobs are the carried aws-node knobs the pod's wiring follows (veth
+// prefix, pod MTU), resolved once. A bad configuration gives the defaults
+// here: ADD fails on it when it takes an address, and DEL must not.
+func (c *call) wiringKnobs() settings.Effective {
+	if c.wiring == nil {
+		e, err := c.cfg.Knobs(settings.Overrides{})
+		if err != nil {
+			e = settings.Effective{VethPrefix: netns.VethPrefix}
+		}
+		c.wiring = &e
+	}
+	return *c.wiring
+}
+
+// podMTU is the pod side's MTU: POD_MTU (or AWS_VPC_ENI_MTU, its default)
+// when the configuration sets it, else the conflist's "mtu". The ENIs keep
+// AWS_VPC_ENI_MTU.
+func (c *call) podMTU() int {
+	e := c.wiringKnobs()
+	if e.Source(settings.PodMTU) != settings.FromDefault || e.Source(settings.ENIMTU) != settings.FromDefault {
+		return e.PodMTU
+	}
+	return c.cfg.MTU
 }
 
 func openLog(cfg *Config, verb, containerID string) (*slog.Logger, io.Closer) {
@@ -130,3 +158,9 @@ func storeErr(what string, err error) error {
 }
 
 func (c *call) now() time.Time { return time.Now() }
+
+// listHost reads the node's pod wiring: the veths named with this node's
+// AWS_VPC_K8S_CNI_VETHPREFIX.
+func (c *call) listHost() (netns.HostState, error) {
+	return c.host.ListHost(c.wiringKnobs().VethPrefix)
+}

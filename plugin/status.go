@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/pool"
 	"vpc-cni/rebuild"
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -35,7 +36,7 @@ func (v verbs) status(args *skel.CmdArgs) error {
 		return err
 	})
 	if isUninitialized(err) || (err == nil && !known) {
-		if lost, err := rebuild.Detect(c.store, c.host.ListHost); err == nil && lost.Pods > 0 {
+		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
 			return unavailable(lost.Message()) // a reconcile rebuilds it too, an ADD under the lock
 		}
 		return unavailable("the node has not been reconciled yet; run 'vpcctl reconcile'")
@@ -56,6 +57,9 @@ func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now 
 	}
 	if !c.cfg.inlineGrow() {
 		return unavailable("no free address and inline grow is off; waiting for the next reconcile")
+	}
+	if why := reconcile.NoProvisioning(knobs); why != "" {
+		return unavailable("no free address, and the pool does not grow: " + why)
 	}
 	// Would the grow an ADD starts (it waits for an address) get one?
 	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: knobs.Pool, Snapshot: snap, Now: now, Waiting: 1})

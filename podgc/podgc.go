@@ -40,10 +40,11 @@ type Host interface {
 	RemoveLeftover(veth string, ip netip.Addr) error
 }
 
-// Kernel is the real node netns.
-type Kernel struct{}
+// Kernel is the real node netns; its pod veths start with VethPrefix
+// (AWS_VPC_K8S_CNI_VETHPREFIX; "" is the default "eni").
+type Kernel struct{ VethPrefix string }
 
-func (Kernel) ListHost() (netns.HostState, error)              { return netns.ListHost() }
+func (k Kernel) ListHost() (netns.HostState, error)            { return netns.ListHostWith(k.VethPrefix) }
 func (Kernel) NetnsExists(path string) bool                    { return netns.NetnsExists(path) }
 func (Kernel) TeardownPod(p netns.Pod) error                   { return netns.TeardownPod(p) }
 func (Kernel) RemoveLeftover(veth string, ip netip.Addr) error { return netns.RemoveLeftover(veth, ip) }

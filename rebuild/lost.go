@@ -74,13 +74,13 @@ func Detect(st *store.Store, list func() (netns.HostState, error)) (Lost, error)
 func Recover(ctx context.Context, st *store.Store, o Options) (*Report, Lost, error) {
 	list := o.ListHost
 	if list == nil {
-		list = netns.ListHost
+		list = func() (netns.HostState, error) { return netns.ListHostWith(o.VethPrefix) }
 	}
 	lost, err := Detect(st, list)
 	if err != nil || lost.Pods == 0 {
 		return nil, lost, err
 	}
-	wired, err := netns.DiscoverPods()
+	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
 	if err != nil {
 		return nil, lost, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}

@@ -45,6 +45,7 @@ type Pod struct {
 type Options struct {
 	CNICacheDir string // the runtime's CNI cache (results/ under it)
 	Force       bool   // rebuild even a sound file
+	VethPrefix  string // AWS_VPC_K8S_CNI_VETHPREFIX: the pods' host veths start with it ("" is "eni")
 	// NewRunner makes the reconcile runner once the old file is aside
 	// (the CLI wires it to EC2, IMDS and the kernel, and words its errors).
 	NewRunner func() (*reconcile.Runner, error)
@@ -61,7 +62,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (*Report, error) {
 	if err := checkNeeded(st, o.Force); err != nil {
 		return nil, err
 	}
-	wired, err := netns.DiscoverPods()
+	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}

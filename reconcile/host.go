@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -25,7 +26,7 @@ func (p *pass) setupHosts() {
 	var ready []pool.ENI
 	for _, e := range p.unready {
 		e.SubnetCIDR = p.subnetOf(ctx, e)
-		if err := p.Host.SetupENI(e, e.SubnetCIDR, p.cfg.MTU); err != nil {
+		if err := p.setupENI(e); err != nil {
 			p.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
 			p.rep.Failed = append(p.rep.Failed, "host setup of "+e.ID+": "+err.Error())
 			continue
@@ -49,6 +50,35 @@ func (p *pass) setupHosts() {
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "marking ENIs ready: "+err.Error())
 	}
+}
+
+// linkPoll is how often a pass that waits for a late link looks for it: a
+// netlink dump costs little, and the link comes seconds after the attach.
+const linkPoll = 100 * time.Millisecond
+
+// setupENI sets up e's host side. With Options.LinkWait (the plugin's inline
+// grow, whose ADD needs this ENI's addresses) it waits until then for a link
+// that has not appeared yet, looking every linkPoll; otherwise a later pass
+// sets it up.
+func (p *pass) setupENI(e pool.ENI) error {
+	err := p.Host.SetupENI(e, e.SubnetCIDR, p.cfg.MTU)
+	if p.opts.LinkWait.IsZero() || !errors.Is(err, netns.ErrLinkNotReady) {
+		return err
+	}
+	start := time.Now() // wall time: the kernel's link does not follow a test's clock
+	for errors.Is(err, netns.ErrLinkNotReady) {
+		left := time.Until(p.opts.LinkWait)
+		if left <= 0 {
+			return fmt.Errorf("waited %s for the link of %s (MAC %s) to appear after its attach, until the ADD's deadline: %w",
+				time.Since(start).Round(time.Millisecond), e.ID, e.MAC, err)
+		}
+		time.Sleep(min(left, linkPoll))
+		err = p.Host.SetupENI(e, e.SubnetCIDR, p.cfg.MTU)
+	}
+	if err == nil {
+		p.log().Info("late link set up", "eni", e.ID, "mac", e.MAC, "waited", time.Since(start))
+	}
+	return err
 }
 
 // unready are the secondary ENIs whose host side is not set up. A not-ours

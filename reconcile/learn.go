@@ -18,19 +18,32 @@ func (p *pass) learnNode(ctx context.Context) (store.Node, error) {
 	if err != nil {
 		return store.Node{}, fmt.Errorf("learning the node from IMDS: %w", err)
 	}
-	if err := p.confirmIdentity(ctx, &id); err != nil {
-		return store.Node{}, err
-	}
-	limits, info, err := p.Cloud.InstanceLimits(ctx, id.InstanceType)
-	p.rep.Calls = append(p.rep.Calls, "DescribeInstanceTypes")
+	limits, info, err := p.learnLimits(ctx, &id)
 	if err != nil {
-		return store.Node{}, fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
+		return store.Node{}, err
 	}
 	node := nodeFrom(id, limits, info, p.now())
 	if p.opts.DryRun {
 		return node, nil
 	}
 	return node, p.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
+}
+
+// learnLimits confirms the identity with EC2 and reads the type's limits
+// there, or, IMDS-only, from the built-in table.
+func (p *pass) learnLimits(ctx context.Context, id *cloud.Identity) (pool.Limits, cloud.InstanceTypeInfo, error) {
+	if p.cfg.IMDSOnly {
+		return p.learnFromIMDS(ctx, *id)
+	}
+	if err := p.confirmIdentity(ctx, id); err != nil {
+		return pool.Limits{}, cloud.InstanceTypeInfo{}, err
+	}
+	p.rep.Calls = append(p.rep.Calls, "DescribeInstanceTypes")
+	limits, info, err := p.Cloud.InstanceLimits(ctx, id.InstanceType)
+	if err != nil {
+		err = fmt.Errorf("learning the limits of %s: %w", id.InstanceType, err)
+	}
+	return limits, info, err
 }
 
 // confirmIdentity checks what IMDS said against DescribeInstances before it

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"vpc-cni/hostnet"
-	"vpc-cni/netns"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -72,6 +71,11 @@ func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac strin
 	if err != nil {
 		return hostnet.Config{}, err
 	}
+	// The carried aws-node knobs these rules follow; overrides hold none.
+	eff, err := settings.Resolve(settings.Overrides{}, in)
+	if err != nil {
+		return hostnet.Config{}, err
+	}
 	link, err := primaryLink(node.PrimaryMAC)
 	if err != nil {
 		return hostnet.Config{}, err
@@ -79,7 +83,7 @@ func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac strin
 	return hostnet.Config{
 		PrimaryIf: link, PrimaryIP: node.PrimaryIP, VPCCIDRs: node.VPCCIDRs, ExcludeSNAT: n.ExcludeSNAT,
 		ExternalSNAT: n.ExternalSNAT, Randomize: hostnet.Randomize(n.Randomize), NodePort: n.NodePort,
-		Mark: n.ConnMark, VethPrefix: netns.VethPrefix,
+		Mark: n.ConnMark, VethPrefix: eff.VethPrefix, ExternalServices: eff.ExternalServiceCIDRs,
 	}, nil
 }
 

@@ -44,6 +44,9 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if why == "" && p.cfg.IMDSOnly {
+		return p.observeIMDSOnly(ctx)
+	}
 	if why == "" {
 		p.rep.Observed = FromIMDS
 		return view, nil
@@ -67,6 +70,9 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 // ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
 // the merge takes it) when IMDS agrees with the store.
 func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
+	if p.cfg.IMDSOnly {
+		return "", nil, nil // observe reads IMDS, whatever it shows
+	}
 	if p.cfg.EC2Resync <= 0 {
 		return "every pass (" + settings.EC2ResyncInterval + "=0)", nil, nil
 	}

@@ -26,7 +26,8 @@ func (p *pass) mergeAndPlan(ctx context.Context, truth []cloud.ENIInfo, growOnly
 	var ev Evidence
 	var asked []string
 	for {
-		steps, snap, err := p.mergeAndPlanOnce(truth, ev, asked == nil, growOnly)
+		// IMDS-only asks EC2 nothing: what IMDS lacks and pods hold stays.
+		steps, snap, err := p.mergeAndPlanOnce(truth, ev, asked == nil && !p.cfg.IMDSOnly, growOnly)
 		if !errors.Is(err, errNeedEvidence) {
 			return steps, err
 		}
@@ -62,6 +63,7 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 		if growOnly {
 			plan.Actions = growActions(plan.Actions)
 		}
+		plan = p.readOnlyPlan(plan)
 		p.rep.Plan = plan
 		if p.opts.DryRun {
 			p.rep.Calls = append(p.rep.Calls, callsOf(plan.Actions)...)

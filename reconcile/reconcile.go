@@ -121,6 +121,9 @@ type Cloud interface {
 	// ModifyNetworkInterfaceAttribute). Idempotent: setting the groups an ENI
 	// already has changes nothing.
 	SetENIGroups(ctx context.Context, eniID string, groups []string) error
+	// TagENI sets tags on an ENI (one CreateTags); existing keys are
+	// overwritten, others kept. Idempotent. No call for no tags.
+	TagENI(ctx context.Context, eniID string, tags map[string]string) error
 }
 
 var _ Cloud = (*cloud.Client)(nil)
@@ -173,6 +176,10 @@ type Runner struct {
 type Options struct {
 	DryRun   bool // plan and print; make no EC2 mutation and change nothing
 	GrowOnly bool // inline grow from the plugin: no releases, no sweeps
+	// LinkWait: a new ENI whose link has not appeared yet (the driver and
+	// udev lag the attach) is waited for until then, not left to a later
+	// pass: the plugin's inline grow sets it to its ADD's deadline.
+	LinkWait time.Time
 }
 
 // Report says what a pass did.
@@ -247,9 +254,10 @@ func (p *pass) run(ctx context.Context) error {
 	if err != nil {
 		return err // observe vets an EC2 answer before any repair or write
 	}
-	if !p.opts.DryRun {
+	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)
+		p.addENITags(ctx, truth)
 	}
 	steps, err := p.mergeAndPlan(ctx, truth, p.opts.GrowOnly)
 	if err != nil || p.opts.DryRun {
@@ -277,6 +285,8 @@ func (p *pass) run(ctx context.Context) error {
 	p.setupHosts()
 	if !p.opts.GrowOnly {
 		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
+	}
+	if !p.opts.GrowOnly && p.cfg.Provisioning() { // both change EC2
 		p.followPrimaryGroups(ctx)
 		p.sweepLeaked(ctx)
 	}
@@ -315,6 +325,7 @@ func (p *pass) prepare(ctx context.Context) error {
 	}
 	p.rep.Config = p.cfg
 	p.rep.Changed = settings.Changes(stored.LastPass, p.cfg.Values)
+	p.gate()
 	if !known {
 		if p.node, err = p.learnNode(ctx); err != nil {
 			return err

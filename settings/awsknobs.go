@@ -159,3 +159,11 @@ func (r *resolver) tags(name string) (map[string]string, error) {
 	r.note(v, string(b))
 	return m, nil
 }
+
+// VethPrefixOf resolves AWS_VPC_K8S_CNI_VETHPREFIX as every process does:
+// the plugin names pods' host veths with it, and gc, doctor, rebuild and
+// migrate find them by it. An error is any bad knob of in.
+func VethPrefixOf(in Inputs) (string, error) {
+	e, err := Resolve(Overrides{}, in)
+	return e.VethPrefix, err
+}

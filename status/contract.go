@@ -22,25 +22,28 @@ import (
 
 // PoolStatus is what `vpcctl pool status` shows.
 type PoolStatus struct {
-	Initialized   bool             `json:"initialized"`
-	StateDir      string           `json:"stateDir"`
-	ConfigFile    string           `json:"configFile"`
-	Node          *NodeStatus      `json:"node,omitempty"`
-	Knobs         []KnobStatus     `json:"knobs"`
-	Figures       pool.Figures     `json:"figures"`
-	Pending       []pool.Action    `json:"pending"` // what the next reconcile would do
-	Excess        *ExcessStatus    `json:"excess,omitempty"`
-	Shortfall     *ShortfallStatus `json:"shortfall,omitempty"`
-	ENIs          []ENIStatus      `json:"enis"`
-	NotOurs       []NotOursStatus  `json:"notOurs"` // attached ENIs left alone, why, and their cost
-	Assignments   int              `json:"assignments"`
-	Pods          []PodStatus      `json:"pods"` // who holds each assigned address
-	Intents       int              `json:"intentsInFlight"`
-	GrowBlocked   string           `json:"growBlocked,omitempty"`
-	NoPrefixes    string           `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
-	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
-	EC2Reads      *EC2Reads        `json:"ec2Reads,omitempty"`
-	NodeRules     *NodeRulesState  `json:"nodeRules,omitempty"`
+	Initialized bool             `json:"initialized"`
+	StateDir    string           `json:"stateDir"`
+	ConfigFile  string           `json:"configFile"`
+	Node        *NodeStatus      `json:"node,omitempty"`
+	Knobs       []KnobStatus     `json:"knobs"`
+	Figures     pool.Figures     `json:"figures"`
+	Pending     []pool.Action    `json:"pending"` // what the next reconcile would do
+	Excess      *ExcessStatus    `json:"excess,omitempty"`
+	Shortfall   *ShortfallStatus `json:"shortfall,omitempty"`
+	ENIs        []ENIStatus      `json:"enis"`
+	NotOurs     []NotOursStatus  `json:"notOurs"` // attached ENIs left alone, why, and their cost
+	Assignments int              `json:"assignments"`
+	Pods        []PodStatus      `json:"pods"` // who holds each assigned address
+	Intents     int              `json:"intentsInFlight"`
+	GrowBlocked string           `json:"growBlocked,omitempty"`
+	// NoProvisioning: why the pool never grows or shrinks (the operator's
+	// DISABLE_NETWORK_RESOURCE_PROVISIONING or ENABLE_IMDS_ONLY_MODE).
+	NoProvisioning string          `json:"noProvisioning,omitempty"`
+	NoPrefixes     string          `json:"noPrefixesUntil,omitempty"` // prefix delegation falls back to single addresses
+	LastReconcile  *LastPass       `json:"lastReconcile,omitempty"`
+	EC2Reads       *EC2Reads       `json:"ec2Reads,omitempty"`
+	NodeRules      *NodeRulesState `json:"nodeRules,omitempty"`
 }
 
 // ENIStatus is one ENI with counts per address state.

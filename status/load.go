@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/internal/usage"
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -55,10 +56,8 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	s.NodeRules = &rules
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
-	s.Figures, s.Pending = plan.Figures, append(s.Pending, plan.Actions...)
-	if now.Before(ss.snap.GrowBlockedUntil) {
-		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
-	}
+	s.Figures = plan.Figures
+	s.growth(ss, plan, cfg, now)
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
 		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)
 	}
@@ -151,4 +150,15 @@ func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now t
 		}
 	}
 	return es
+}
+
+// growth says what the next pass would do and what keeps the pool from
+// growing: a subnet back-off, or the operator's switch (then no action).
+func (s *PoolStatus) growth(ss storedState, plan pool.Plan, cfg settings.Effective, now time.Time) {
+	if now.Before(ss.snap.GrowBlockedUntil) {
+		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
+	}
+	if s.NoProvisioning = reconcile.NoProvisioning(cfg); s.NoProvisioning == "" {
+		s.Pending = append(s.Pending, plan.Actions...)
+	}
 }

@@ -26,6 +26,9 @@ func Table(t *printers.Table, s PoolStatus) {
 	if r := s.NodeRules; r != nil {
 		t.Row("NODE RULES", printers.YesNo(r.InPlace)+": "+r.Detail)
 	}
+	if s.NoProvisioning != "" {
+		t.Row("GROWTH", "off: "+s.NoProvisioning)
+	}
 	if s.GrowBlocked != "" {
 		t.Row("GROWTH BLOCKED", s.GrowBlocked)
 	}
