@@ -1,12 +1,12 @@
 package cloud
 
 import (
-	_ "embed"
 	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"vpc-cni/internal/instancetypes"
 
 	"vpc-cni/pool"
 )
@@ -14,9 +14,7 @@ import (
 // instanceTypesCSV is EC2's networking limits per instance type, as
 // DescribeInstanceTypes reported them (the emulator serves the same table):
 // ENABLE_IMDS_ONLY_MODE learns a node's limits here, making no EC2 call.
-//
-//go:embed data/instance-types.csv
-var instanceTypesCSV string
+var instanceTypesCSV = instancetypes.CSV
 
 var (
 	tableOnce sync.Once

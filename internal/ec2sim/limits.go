@@ -1,17 +1,16 @@
 package ec2sim
 
 import (
-	_ "embed"
 	"encoding/csv"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"vpc-cni/internal/instancetypes"
 )
 
-//go:embed data/instance-types.csv
-var instanceTypesCSV string
+var instanceTypesCSV = instancetypes.CSV
 
 // typeInfo is one row of the instance-types table: what DescribeInstanceTypes
 // reports and what the emulator enforces.
