@@ -168,7 +168,7 @@ func TestFamilies(t *testing.T) {
 // IPv6 only: the IPv4 pool has no targets, so a pass plans nothing for it.
 func TestIPv6OnlyPlansNoIPv4(t *testing.T) {
 	in := Input{Limits: Limits{MaxENIs: 3, IPv4PerENI: 10}, Now: v6Now,
-		Config: Config{WarmENITarget: 1, Cooldown: DefaultCooldown, ReleaseDelay: DefaultReleaseDelay, IPv6: true, IPv4Off: true},
+		Config:   Config{WarmENITarget: 1, Cooldown: DefaultCooldown, ReleaseDelay: DefaultReleaseDelay, IPv6: true, IPv4Off: true},
 		Snapshot: Snapshot{ENIs: []ENI{{ID: "eni-0", Ready: true}}}}
 	if p := Compute(in); len(p.Actions) != 0 {
 		t.Fatalf("IPv6 only planned %+v", p.Actions)

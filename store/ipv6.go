@@ -83,9 +83,7 @@ func (t *Tx) PutIPv6Pool(p IPv6Pool) error {
 	if err != nil {
 		return err
 	}
-	p.Ours = slices.Clone(p.Ours)
-	slices.SortFunc(p.Ours, pool.ComparePrefix)
-	p.Ours = slices.Compact(p.Ours)
+	p.Ours = slices.Clone(p.Ours) // oldest first
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return err
