@@ -100,11 +100,7 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
 		return "safety-net interval", nil, nil
 	}
-	read := p.Cloud.AttachedInterfaces
-	if p.cfg.Pool.PodIPv6() {
-		read = p.Cloud.AttachedInterfacesIPv6
-	}
-	view, err := read(ctx)
+	view, err := p.readIMDS(ctx)
 	if err != nil {
 		return "IMDS unreadable: " + err.Error(), nil, nil
 	}
@@ -116,6 +112,15 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 		return "IMDS does not list the IPv6 /80", nil, nil
 	}
 	return "", truth, nil
+}
+
+// readIMDS reads the attached ENIs from IMDS, with their IPv6 fields when
+// pods take IPv6 (IPv4-only nodes do not pay those reads).
+func (p *pass) readIMDS(ctx context.Context) ([]cloud.IMDSInterface, error) {
+	if p.cfg.Pool.PodIPv6() {
+		return p.Cloud.AttachedInterfacesIPv6(ctx)
+	}
+	return p.Cloud.AttachedInterfaces(ctx)
 }
 
 // ResyncDue is when a node next reads EC2 at the latest: interval after the

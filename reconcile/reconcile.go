@@ -5,6 +5,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -295,16 +296,13 @@ func (p *pass) run(ctx context.Context) error {
 	case p.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
 		err = p.growSingles(ctx) // a grow-only round: new ENIs go to the other subnet
 	}
-	if err == nil {
-		err = v6err
-	}
 	p.setupHosts()
 	if !p.opts.GrowOnly {
 		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
 		p.followPrimaryGroups(ctx)
 		p.sweepLeaked(ctx)
 	}
-	return err
+	return cmp.Or(err, v6err)
 }
 
 // prepare learns the node once and resolves the effective configuration
