@@ -267,3 +267,18 @@ func TestDualStackPassAndTake(t *testing.T) {
 		t.Fatalf("dual stack at rest: %v %q", n.sim.Counters(), rep.Observed)
 	}
 }
+
+// A dry run says it would assign the /80 and makes no IPv6 call; the
+// report's JSON carries what the pass did about the /80.
+func TestIPv6DryRunAndReportJSON(t *testing.T) {
+	n := newNode(t, "t3.small", v6OnlyEnv())
+	rep, err := n.r.Run(ctxFor(t), Options{DryRun: true})
+	if err != nil || !slices.Contains(rep.Calls, "AssignIpv6Addresses") || n.sim.Counters()["AssignIpv6Addresses"] != 0 {
+		t.Fatalf("dry run: calls %v, counters %v: %v", rep.Calls, n.sim.Counters(), err)
+	}
+	rep = n.pass()
+	raw, err := rep.MarshalJSON()
+	if err != nil || !strings.Contains(string(raw), `"ipv6":{"prefix":"`+n.ipv6Pool().Prefix.String()+`","action":"assigned"`) {
+		t.Fatalf("json %s: %v", raw, err)
+	}
+}
