@@ -24,13 +24,7 @@ type awsSettings struct {
 	CABundle    string        // PEM file replacing the system roots; "" : none
 	IMDS        imdsSettings
 	Creds       credSource
-}
-
-// credSource is the first source of the credential chain that is set up.
-// Neither Static nor Err: the instance role through IMDS.
-type credSource struct {
-	Static *aws.Credentials
-	Err    error // a set-up source we cannot use; EC2 calls fail with it
+	STSEndpoint string // AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL; "" : the region's
 }
 
 // awsEnv reads the environment; production passes os.Getenv.
@@ -58,9 +52,10 @@ func loadAWSSettings(env awsEnv, readFile func(string) ([]byte, error)) (awsSett
 	if s.Region == "" {
 		s.Region = prof.config["region"]
 	}
-	if s.Endpoint, err = ec2Endpoint(env); err != nil {
+	if s.Endpoint, err = serviceEndpoint(env, "EC2"); err != nil {
 		return s, err
 	}
+	s.STSEndpoint, _ = serviceEndpoint(env, "STS") // the same variable's error was returned above
 	if s.MaxAttempts, s.RetryMode, err = retrySettings(env); err != nil {
 		return s, err
 	}
@@ -72,14 +67,14 @@ func loadAWSSettings(env awsEnv, readFile func(string) ([]byte, error)) (awsSett
 	return s, nil
 }
 
-// ec2Endpoint: AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL, unless
+// serviceEndpoint: AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL, unless
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true.
-func ec2Endpoint(env awsEnv) (string, error) {
+func serviceEndpoint(env awsEnv, service string) (string, error) {
 	ignore, err := envBool(env, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
 	if err != nil || ignore {
 		return "", err
 	}
-	return env.first("AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL"), nil
+	return env.first("AWS_ENDPOINT_URL_"+service, "AWS_ENDPOINT_URL"), nil
 }
 
 // imdsSettings: AWS_EC2_METADATA_SERVICE_ENDPOINT(_MODE) and
@@ -160,6 +155,17 @@ type profile struct {
 	namedBy                     string // "AWS_PROFILE" or "AWS_DEFAULT_PROFILE"; "" for default
 	named                       bool
 	config, creds               map[string]string
+	allConfig, allCreds         iniSections // for source_profile
+}
+
+// sibling is another profile of the same files.
+func (p profile) sibling(name string) profile {
+	q := profile{name: name, configFile: p.configFile, credsFile: p.credsFile, named: true,
+		allConfig: p.allConfig, allCreds: p.allCreds, config: configSection(p.allConfig, name)}
+	if !strings.HasPrefix(name, "profile ") {
+		q.creds = p.allCreds[name]
+	}
+	return q
 }
 
 func loadProfile(env awsEnv, readFile func(string) ([]byte, error)) (profile, error) {
@@ -180,6 +186,7 @@ func loadProfile(env awsEnv, readFile func(string) ([]byte, error)) (profile, er
 	if err != nil {
 		return p, err
 	}
+	p.allConfig, p.allCreds = cfg, creds
 	p.config = configSection(cfg, p.name)
 	if !strings.HasPrefix(p.name, "profile ") { // the SDK drops such sections from the credentials file
 		p.creds = creds[p.name]

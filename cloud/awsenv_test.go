@@ -139,7 +139,7 @@ role_arn = arn:aws:iam::123456789012:role/admin
 	withoutEnvKeys(t)
 	for profile, parts := range map[string][]string{
 		"sso":     {`profile "sso" in ` + cfg, "sso_session", "does not support"},
-		"assume":  {`profile "assume" in ` + cfg, "role_arn", "STS"}, // not the keys beside it
+		"assume":  {`profile "assume" in ` + cfg, "role_arn but no source_profile"}, // not the keys beside it
 		"half":    {`profile "half"`, "no aws_secret_access_key"},
 		"missing": {`profile "missing" (AWS_PROFILE) is in neither ` + cfg},
 	} {
@@ -157,17 +157,17 @@ role_arn = arn:aws:iam::123456789012:role/admin
 	}
 }
 
-func TestUnsupportedEnvSources(t *testing.T) {
+func TestEnvSourcesWithoutTheirParts(t *testing.T) {
 	sim := startSim(t, ec2sim.Config{})
 	withoutEnvKeys(t)
 	t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds")
 	c := newClient(t, Options{})
 	_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
-	wantKind(t, err, KindNoCredentials, "AWS_CONTAINER_CREDENTIALS", "does not support")
+	wantKind(t, err, KindNoCredentials, "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI", "connection refused")
 	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token")
 	c = newClient(t, Options{})
 	_, err = c.Subnet(testCtx(t), sim.State().SubnetID)
-	wantKind(t, err, KindNoCredentials, "AWS_WEB_IDENTITY_TOKEN_FILE", "does not support")
+	wantKind(t, err, KindNoCredentials, "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not")
 }
 
 func TestEndpointPrecedence(t *testing.T) {

@@ -13,11 +13,19 @@
 //   - Profile: AWS_PROFILE, else AWS_DEFAULT_PROFILE, else default; read from
 //     AWS_CONFIG_FILE (~/.aws/config, "[profile NAME]" or "[default]") and
 //     AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials, "[NAME]").
-//   - Credentials, first that is set up: AWS_ACCESS_KEY_ID and
-//     AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY, AWS_SECRET_KEY) with
-//     AWS_SESSION_TOKEN; the profile's aws_access_key_id,
-//     aws_secret_access_key and aws_session_token in the credentials file,
-//     then in the config file; the instance role through IMDS.
+//   - Credentials, first that is set up, in the order of the SDK's default
+//     chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY,
+//     AWS_SECRET_KEY) with AWS_SESSION_TOKEN; web identity
+//     (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME:
+//     IRSA); the profile: role_arn over web_identity_token_file,
+//     source_profile or credential_source (STS), else its keys (credentials
+//     file, then config file); container credentials
+//     (AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI with
+//     AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or _TOKEN: EKS Pod Identity);
+//     the handoff file (Options.Handoff); the instance role through IMDS.
+//     Every source is fetched on the first EC2 call, never for IMDS alone.
+//   - STS endpoint: AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL; else the
+//     region's (regional, not global).
 //   - EC2 endpoint: AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL, unless
 //     AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true.
 //   - IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT, _ENDPOINT_MODE,
@@ -26,10 +34,8 @@
 //
 // Not supported, and an error on EC2 calls rather than a silent fall-through
 // to the instance role (unless keys are in the environment): profiles with
-// role_arn, source_profile, credential_source, web_identity_token_file,
-// sso_*, login_session or credential_process; AWS_WEB_IDENTITY_TOKEN_FILE;
-// AWS_CONTAINER_CREDENTIALS_*_URI; a profile named by AWS_PROFILE that
-// neither file has. Other shared-config settings (endpoint_url, max_attempts,
+// sso_*, login_session or credential_process; a profile named by
+// AWS_PROFILE that neither file has. Other shared-config settings (endpoint_url, max_attempts,
 // retry_mode, ca_bundle, ec2_metadata_* in a profile, FIPS and dual-stack
 // endpoints) are ignored: use the environment variables.
 package cloud
@@ -69,6 +75,13 @@ type Options struct {
 	MaxAttempts int           // SDK attempts per call; 0: AWS_MAX_ATTEMPTS, else 3
 	MaxBackoff  time.Duration // cap on the SDK's retry backoff (EC2 and IMDS); 0: SDK defaults (tests set ms)
 	PageSize    int32         // MaxResults of paginated describes; 0: 1000 (EC2 allows 5..1000)
+
+	// Handoff is the credentials handoff file (HandoffFile in the state dir);
+	// "" : none. With web identity or container credentials in the
+	// environment the client writes it (unless HandoffReadOnly); with only
+	// the instance role to go on it uses the file's instead.
+	Handoff         string
+	HandoffReadOnly bool
 }
 
 const (
@@ -78,18 +91,23 @@ const (
 )
 
 // AttemptTimeout is the per-request HTTP timeout for calls made under ctx:
-// the time left until its deadline, so that the caller's deadline alone
-// bounds a call in both directions (a fixed per-attempt timeout would give
-// up on a hung endpoint after attempts × timeout, long before a generous
-// deadline, and the deadline already cuts retries short). 0, the default,
-// without a deadline.
+// the time left until its deadline plus attemptSlack, so that the caller's
+// deadline alone bounds a call in both directions (a fixed per-attempt
+// timeout would give up on a hung endpoint after attempts × timeout, long
+// before a generous deadline, and the deadline already cuts retries short)
+// and always fires first, so the error says the deadline ran out. 0, the
+// default, without a deadline.
 func AttemptTimeout(ctx context.Context) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return 0
 	}
-	return max(time.Until(dl), time.Millisecond)
+	return max(time.Until(dl), 0) + attemptSlack
 }
+
+// attemptSlack keeps the per-attempt HTTP timeout behind the caller's
+// deadline: the two timers started together would race.
+const attemptSlack = time.Second
 
 // Client reaches EC2 and IMDS. It is safe for concurrent use.
 type Client struct {
@@ -104,6 +122,9 @@ type Client struct {
 	ec2Endpoint string    // AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, when honoured
 	imdsURL     string
 	identity    *Identity // cached: it never changes for an instance
+	region      string    // the EC2 client's, for STS
+	stsEndpoint string
+	credSource  credSource
 
 	transport func(*http.Transport) // tests: instruments the HTTP transport; nil in production
 }
@@ -157,11 +178,47 @@ func (c *Client) awsConfig(context.Context) (*aws.Config, error) {
 	cfg := aws.Config{Region: s.Region, HTTPClient: hc, RetryMaxAttempts: s.MaxAttempts, RetryMode: s.RetryMode}
 	c.imdsURL = s.IMDS.url()
 	c.imds = imds.NewFromConfig(cfg, s.IMDS.options, c.imdsOptions)
+	c.ec2Endpoint, c.cfg = s.Endpoint, &cfg
+	c.useHandoff(&s)
+	c.stsEndpoint, c.credSource = s.STSEndpoint, s.Creds
 	role := ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = c.imds })
-	cfg.Credentials = aws.NewCredentialsCache(s.Creds.provider(role))
-	c.ec2Endpoint = s.Endpoint
-	c.cfg = &cfg
+	cfg.Credentials = aws.NewCredentialsCache(c.provider(s.Creds, role))
 	return c.cfg, nil
+}
+
+// useHandoff shares this process's web identity or container credentials
+// through the handoff file, or, when it has only the instance role, takes
+// the file's. A failed write is left to the pass's own credential error.
+func (c *Client) useHandoff(s *awsSettings) {
+	if c.opts.Handoff == "" {
+		return
+	}
+	if !s.Creds.instanceRole() {
+		if !c.opts.HandoffReadOnly {
+			_ = shareCredentials(c.opts.Handoff, *s)
+		}
+		return
+	}
+	if src, endpoint, ok := handedOff(c.opts.Handoff); ok {
+		s.Creds = src
+		if s.STSEndpoint == "" {
+			s.STSEndpoint = endpoint
+		}
+	}
+}
+
+// CredentialSource says, without I/O beyond the configuration, where EC2
+// credentials come from: "the instance role (IMDS)", "web identity (...)".
+func (c *Client) CredentialSource(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.awsConfig(ctx); err != nil {
+		return "", err
+	}
+	if c.credSource.Err != nil {
+		return "", c.credSource.Err
+	}
+	return c.credSource.describe(), nil
 }
 
 func configError(err error) error {
@@ -230,7 +287,7 @@ func (c *Client) api(ctx context.Context) (*ec2.Client, error) {
 			return nil, err
 		}
 	}
-	c.ec2URL = "https://ec2." + region + ".amazonaws.com"
+	c.ec2URL, c.region = "https://ec2."+region+".amazonaws.com", region
 	api := ec2.NewFromConfig(*cfg, func(o *ec2.Options) { c.ec2Options(o, region) })
 	c.ec2 = handleOf(api)
 	return api, nil

@@ -3,16 +3,54 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// chooseCredentials walks the credential chain as far as it goes without
-// I/O: keys in the environment; the profile's keys (credentials file, then
-// config file); else the instance role. A source that is set up but needs
-// STS, SSO or a process (web identity, role_arn, sso_*, credential_process,
-// container credentials) is an error, not skipped: falling through to the
-// instance role would act as a different identity than the one configured.
+// credSource is the first source of the credential chain that is set up,
+// as the SDK's default chain orders them. None set: the instance role
+// through IMDS.
+type credSource struct {
+	Static      *aws.Credentials
+	WebIdentity *webIdentity    // STS AssumeRoleWithWebIdentity (IRSA)
+	Container   *containerCreds // an HTTP endpoint (EKS Pod Identity, ECS)
+	AssumeRole  *assumeRole     // STS AssumeRole over another source
+	Err         error           // a set-up source we cannot use; EC2 calls fail with it
+}
+
+// instanceRole says nothing else is set up.
+func (s credSource) instanceRole() bool {
+	return s.Static == nil && s.WebIdentity == nil && s.Container == nil && s.AssumeRole == nil && s.Err == nil
+}
+
+type webIdentity struct {
+	RoleARN, SessionName string
+	Token                tokenSource
+	Origin               string // for messages: which variables or profile set it up
+}
+
+type containerCreds struct {
+	URI    string
+	Token  tokenSource // may be empty: no Authorization header
+	Origin string
+}
+
+type assumeRole struct {
+	RoleARN, SessionName, ExternalID string
+	Source                           *credSource // the credentials that call AssumeRole
+	Origin                           string
+}
+
+// chooseCredentials walks the SDK's default chain as far as it goes without
+// I/O: keys in the environment; web identity in the environment; the
+// profile (role_arn over anything, then its keys); container credentials;
+// else the instance role. A source that is set up but that we do not build
+// (SSO, credential_process, sign-in) is an error, not skipped: falling
+// through to the instance role would act as a different identity than the
+// one configured.
 func chooseCredentials(env awsEnv, p profile) credSource {
 	id := env.first("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY")
 	secret := env.first("AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY")
@@ -20,28 +58,72 @@ func chooseCredentials(env awsEnv, p profile) credSource {
 		return credSource{Static: &aws.Credentials{AccessKeyID: id, SecretAccessKey: secret,
 			SessionToken: env("AWS_SESSION_TOKEN"), Source: "EnvConfigCredentials"}}
 	}
-	if env("AWS_WEB_IDENTITY_TOKEN_FILE") != "" {
-		return credSource{Err: fmt.Errorf("AWS_WEB_IDENTITY_TOKEN_FILE is set: web identity credentials need STS, "+
-			"which %s", unsupportedHint)}
+	if file := env("AWS_WEB_IDENTITY_TOKEN_FILE"); file != "" {
+		if env("AWS_ROLE_ARN") == "" {
+			return credSource{Err: fmt.Errorf("AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not: " +
+				"web identity needs the role to assume")}
+		}
+		return credSource{WebIdentity: &webIdentity{RoleARN: env("AWS_ROLE_ARN"), SessionName: env("AWS_ROLE_SESSION_NAME"),
+			Token: tokenSource{File: file, Var: "AWS_WEB_IDENTITY_TOKEN_FILE"}, Origin: "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN"}}
 	}
-	if src, ok := profileCredentials(p); ok {
+	if src, ok := profileCredentials(env, p); ok {
 		return src
 	}
-	if v := env.first("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"); v != "" {
-		return credSource{Err: fmt.Errorf("AWS_CONTAINER_CREDENTIALS_*_URI is set: container credentials, which %s",
-			unsupportedHint)}
-	}
-	return credSource{}
+	return containerSource(env)
 }
 
-const unsupportedHint = "vpc-cni does not support; use static keys, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, " +
-	"or the instance role"
+// containerSource: AWS_CONTAINER_CREDENTIALS_FULL_URI, else _RELATIVE_URI
+// (ECS), with the token from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (read on
+// every call) or AWS_CONTAINER_AUTHORIZATION_TOKEN. Neither: the zero source.
+func containerSource(env awsEnv) credSource {
+	tok := tokenSource{File: env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"), Var: "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"}
+	if tok.File == "" {
+		tok = tokenSource{Inline: env("AWS_CONTAINER_AUTHORIZATION_TOKEN"), Var: "AWS_CONTAINER_AUTHORIZATION_TOKEN"}
+	}
+	if rel := env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); rel != "" {
+		return credSource{Container: &containerCreds{URI: "http://169.254.170.2" + rel, Token: tok,
+			Origin: "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"}}
+	}
+	full := env("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	if full == "" {
+		return credSource{}
+	}
+	if err := allowedContainerURI(full); err != nil {
+		return credSource{Err: fmt.Errorf("AWS_CONTAINER_CREDENTIALS_FULL_URI=%q: %w", full, err)}
+	}
+	return credSource{Container: &containerCreds{URI: full, Token: tok, Origin: "AWS_CONTAINER_CREDENTIALS_FULL_URI"}}
+}
+
+// allowedContainerURI applies the SDK's rule: https anywhere; http only to
+// loopback, the ECS address 169.254.170.2 or the EKS Pod Identity agent
+// (169.254.170.23, fd00:ec2::23).
+func allowedContainerURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+	default:
+		return fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && (ip.IsLoopback() || ip.Equal(net.ParseIP("169.254.170.2")) ||
+		ip.Equal(net.ParseIP("169.254.170.23")) || ip.Equal(net.ParseIP("fd00:ec2::23"))) {
+		return nil
+	}
+	return fmt.Errorf("http only to loopback, 169.254.170.2, 169.254.170.23 or fd00:ec2::23, not %q", host)
+}
 
 // unsupportedProfileKeys are the profile keys of sources we do not build,
 // in the SDK's order of precedence after static keys.
 var unsupportedProfileKeys = [...]struct{ key, what string }{
-	{"credential_source", "a role assumed through STS"},
-	{"web_identity_token_file", "web identity credentials through STS"},
 	{"sso_session", "IAM Identity Center (SSO)"},
 	{"sso_start_url", "IAM Identity Center (SSO)"},
 	{"sso_account_id", "IAM Identity Center (SSO)"},
@@ -51,29 +133,43 @@ var unsupportedProfileKeys = [...]struct{ key, what string }{
 	{"credential_process", "an external credential process"},
 }
 
+const unsupportedHint = "vpc-cni does not support; use keys, a role (role_arn with source_profile, " +
+	"credential_source or web_identity_token_file), web identity, container credentials or the instance role"
+
 // profileCredentials says what the profile gives, and false when it gives
 // nothing (the chain goes on).
-func profileCredentials(p profile) (credSource, bool) {
+func profileCredentials(env awsEnv, p profile) (credSource, bool) {
 	if p.named && p.config == nil && p.creds == nil {
 		return credSource{Err: fmt.Errorf("profile %q (%s) is in neither %s nor %s", p.name, p.namedBy,
 			p.configFile, p.credsFile)}, true
 	}
-	for _, key := range []string{"role_arn", "source_profile"} { // the SDK assumes the role even over keys
+	if _, ok := p.lookup("role_arn"); ok { // the SDK assumes the role even over keys
+		return profileRole(env, p, 0), true
+	}
+	if src, ok := profileKeys(p); ok {
+		return src, true
+	}
+	for _, key := range []string{"source_profile", "credential_source", "web_identity_token_file"} {
 		if file, ok := p.lookup(key); ok {
-			return p.unsupported(file, key, "a role assumed through STS"), true
+			return credSource{Err: fmt.Errorf("profile %q in %s has %s but no role_arn", p.name, file, key)}, true
 		}
 	}
+	for _, u := range unsupportedProfileKeys {
+		if file, ok := p.lookup(u.key); ok {
+			return p.unsupported(file, u.key, u.what), true
+		}
+	}
+	return credSource{}, false
+}
+
+// profileKeys: the profile's static keys, credentials file first.
+func profileKeys(p profile) (credSource, bool) {
 	for _, f := range []struct {
 		path string
 		kv   map[string]string
 	}{{p.credsFile, p.creds}, {p.configFile, p.config}} {
 		if src, ok := staticKeys(p.name, f.path, f.kv); ok {
 			return src, true
-		}
-	}
-	for _, u := range unsupportedProfileKeys {
-		if file, ok := p.lookup(u.key); ok {
-			return p.unsupported(file, u.key, u.what), true
 		}
 	}
 	return credSource{}, false
@@ -107,23 +203,41 @@ func (p profile) lookup(key string) (string, bool) {
 	return "", false
 }
 
+func (p profile) get(key string) string {
+	if v := p.creds[key]; v != "" {
+		return v
+	}
+	return p.config[key]
+}
+
 func (p profile) unsupported(file, key, what string) credSource {
 	return credSource{Err: fmt.Errorf("profile %q in %s uses %s (%s), which %s", p.name, file, key, what,
 		unsupportedHint)}
 }
 
-// provider turns the chosen source into a cached SDK provider; role is the
-// instance-role provider, used when nothing else is set up.
-func (s credSource) provider(role aws.CredentialsProvider) aws.CredentialsProvider {
+// staticProvider hands out fixed credentials.
+func staticProvider(creds aws.Credentials) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil })
+}
+
+// failingProvider fails every call with err, so the configuration error
+// surfaces on the first EC2 call, classified as missing credentials.
+func failingProvider(err error) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, err
+	})
+}
+
+func (s credSource) describe() string {
 	switch {
-	case s.Err != nil:
-		err := s.Err
-		return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{}, err
-		})
+	case s.WebIdentity != nil:
+		return "web identity (" + s.WebIdentity.Origin + ", role " + s.WebIdentity.RoleARN + ")"
+	case s.Container != nil:
+		return "container credentials (" + s.Container.Origin + ", " + s.Container.URI + ")"
+	case s.AssumeRole != nil:
+		return "role " + s.AssumeRole.RoleARN + " (" + s.AssumeRole.Origin + ")"
 	case s.Static != nil:
-		creds := *s.Static
-		return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil })
+		return "keys (" + strings.TrimPrefix(s.Static.Source, "SharedConfigCredentials: ") + ")"
 	}
-	return role
+	return "the instance role (IMDS)"
 }

@@ -147,6 +147,10 @@ func isThrottleCode(code string) bool {
 // isNoCredentials recognises the credential chain's failures. The SDK has no
 // typed error for them, so this matches the wrapping messages it uses.
 func isNoCredentials(err error) bool {
+	var ce *CredentialsError
+	if errors.As(err, &ce) {
+		return true
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "get identity:") || strings.Contains(msg, "failed to retrieve credentials") ||
 		strings.Contains(msg, "failed to refresh cached credentials") || strings.Contains(msg, "no EC2 IMDS role found") ||

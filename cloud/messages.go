@@ -9,7 +9,8 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-const credentialsHint = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or give the instance an IAM role"
+const credentialsHint = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), use IRSA or EKS Pod Identity, " +
+	"or give the instance an IAM role"
 
 // ec2Error classifies an EC2 failure and says what to do about it.
 func ec2Error(action, endpoint string, err error) error {
@@ -46,6 +47,10 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 		return fmt.Sprintf("not authorized to call ec2:%s (%s); allow IAM action ec2:%s for the node's role or credentials",
 			action, code, action)
 	case KindNoCredentials:
+		var ce *CredentialsError
+		if errors.As(err, &ce) {
+			return fmt.Sprintf("no usable AWS credentials: %s; %s", ce.Error(), ce.Hint)
+		}
 		return fmt.Sprintf("no usable AWS credentials (%s); %s", causeDetail(err), credentialsHint)
 	case KindUnreachable:
 		return fmt.Sprintf("EC2 endpoint %s not reachable (%s); check the network, AWS_REGION and AWS_ENDPOINT_URL_EC2",

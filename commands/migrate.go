@@ -28,7 +28,17 @@ plugin's conflist after. Refused, with nothing changed: a malformed checkpoint o
 version, addresses EC2 does not list on the node's ENIs, and a state that already has assignments
 (unless --force). A second run finds the pods recorded and changes nothing.
 
+With --aws-node-env FILE it carries aws-node's configuration instead, and touches no pod or state:
+it reads the aws-node container's env from the DaemonSet (as kubectl -n kube-system get ds aws-node
+-o yaml prints it) or from KEY=VALUE lines, writes the equivalent --config file (0644, atomically)
+and names every variable: written, dropped (this design does it another way, or aws-node's default
+that vpc-cni already behaves as) or stopping the migration (it would change what the node does:
+exit 2 unless --force). Run it before the pods' migration, so the first pass acts on the knobs.
+
 Examples:
+   kubectl -n kube-system get ds aws-node -o yaml > aws-node.yaml
+   vpcctl migrate --from-aws-node --aws-node-env aws-node.yaml --dry-run
+   vpcctl migrate --from-aws-node --aws-node-env aws-node.yaml
    vpcctl migrate --from-aws-node --dry-run
    vpcctl migrate --from-aws-node
    vpcctl migrate --from-aws-node --checkpoint /host/var/run/aws-node/ipam.json -o json`,
@@ -37,8 +47,11 @@ Examples:
 			configFlag(),
 			&cli.BoolFlag{Name: "from-aws-node", Usage: "migrate from amazon-vpc-cni-k8s (required: the only source)"},
 			&cli.StringFlag{Name: "checkpoint", Value: awsnode.DefaultPath, Usage: "the reference's IPAM checkpoint"},
+			&cli.StringFlag{Name: "aws-node-env", Usage: "carry aws-node's configuration instead: write the --config `FILE` " +
+				"equivalent to this DaemonSet (kubectl -n kube-system get ds aws-node -o yaml) or KEY=VALUE lines"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be adopted and change nothing"},
-			&cli.BoolFlag{Name: "force", Usage: "migrate even though the state already has assignments"},
+			&cli.BoolFlag{Name: "force", Usage: "migrate even though the state already has assignments " +
+				"(--aws-node-env: drop the variables that stop it, replace a different config file)"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole migration"},
 			outputFlag("table"),
 		},
@@ -53,6 +66,9 @@ func migrateAction(c *cli.Context) error {
 	}
 	if !c.Bool("from-aws-node") {
 		return usagef("migrate: say where from: --from-aws-node (the only source)")
+	}
+	if c.IsSet("aws-node-env") {
+		return migrateConfigAction(c)
 	}
 	pods, err := migrate.ReadCheckpoint(c.String("checkpoint"))
 	if err != nil {

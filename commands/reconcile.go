@@ -69,6 +69,11 @@ func reconcilePass(c *cli.Context) error {
 	if _, err := format(c); err != nil && !summary {
 		return err
 	}
+	if c.Bool("dry-run") {
+		if handled, err := dryRunFresh(c); handled {
+			return err
+		}
+	}
 	rep, err := runReconcile(c, c.Bool("dry-run"), c.Bool("wait"))
 	if rep != nil && c.Bool("log-summary") {
 		logSummary(rep)

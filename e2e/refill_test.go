@@ -131,6 +131,12 @@ func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
 		t.Fatalf("%d ENIs while the lock is held, want 1", n)
 	}
 	unlock()
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(logFile)
+			t.Logf("plugin log:\n%s", log)
+		}
+	})
 	w.waitFor("the waiting background pass to create the second ENI", func() bool { return w.attachedENIs() == 2 })
 	waitBackgroundPasses(t, logFile)
 }

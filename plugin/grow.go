@@ -74,8 +74,9 @@ func whyNoGrowth(rep *reconcile.Report) string {
 }
 
 // maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool
-// under its target. The child takes the lock without waiting, so a burst of
-// ADDs starts at most one pass that does work.
+// under its target and claimed the refill (store.TakeForPod): a burst starts
+// one child, not one per ADD. The child waits for the lock, so an ADD made
+// while another pass runs still gets its pass after that one.
 func (c *call) maybeRefill() {
 	if !c.startRefill || !c.cfg.backgroundReconcile() {
 		return
@@ -88,7 +89,7 @@ func (c *call) maybeRefill() {
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
-	cmd := exec.Command(self, append(args, "reconcile", "--timeout", "2m", "--log-summary")...)
+	cmd := exec.Command(self, append(args, "reconcile", "--wait", "--timeout", refillTimeout.String(), "--log-summary")...)
 	cmd.Args[0] = "vpcctl"
 	// Its log and its one-line summary go to the plugin's log file: nothing
 	// reaches the runtime, whose stdout is the CNI result. The full report is
@@ -107,6 +108,10 @@ func (c *call) maybeRefill() {
 	c.log.Info("background reconcile started", "child", cmd.Process.Pid) // "pid" is the plugin's own
 	_ = cmd.Process.Release()
 }
+
+// refillTimeout bounds the detached pass, its wait for the lock included:
+// the refill claim lapses then (store.RefillClaimTTL).
+const refillTimeout = store.RefillClaimTTL
 
 // refillNice is the background refill's nice value. It is background work:
 // the pool still has addresses (the ADD that started it took one), and at

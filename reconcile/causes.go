@@ -27,8 +27,10 @@ const (
 // causes is the table, in the order the operating guide lists them. Every
 // name Cause can return is here (TestCausesCoverEveryCause).
 var causes = []FailureCause{
-	{cloud.KindNoCredentials.String(), "no usable AWS credentials",
-		"check the instance role (IMDS) or the AWS_* credentials in the unit's environment"},
+	{cloud.KindNoCredentials.String(), "no usable AWS credentials: the error names the source and why it failed " +
+		"(a token expired, for another audience or missing; a role STS refused)",
+		"check that source, the instance role (IMDS) or the AWS_* variables of the unit or pod; the plugin uses " +
+			"the vpc-cni pod's handed-off token (docs/credentials.md)"},
 	{cloud.KindUnreachable.String(), "the EC2 or IMDS endpoint did not answer",
 		"check AWS_REGION, AWS_ENDPOINT_URL_EC2, proxies and the route to EC2"},
 	{cloud.KindThrottled.String(), "EC2 throttled the account or the node's rate budget ran out",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 
 	"vpc-cni/cloud"
 	"vpc-cni/settings"
@@ -34,7 +35,9 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 	}
 	cl, err := cloud.New(ctx, cloud.Options{Region: region, ClusterName: cluster, UserAgent: userAgent,
 		HTTPTimeout: cloud.AttemptTimeout(ctx), Budget: budget,
-		DescribeBudget: cloud.BucketRate(describe), MutatingBudget: cloud.BucketRate(mutating)})
+		DescribeBudget: cloud.BucketRate(describe), MutatingBudget: cloud.BucketRate(mutating),
+		// The plugin, outside the pod with the projected token, uses the pod's (cloud.HandoffFile).
+		Handoff: filepath.Join(st.Dir(), cloud.HandoffFile), HandoffReadOnly: st.ReadOnly()})
 	if err != nil {
 		return nil, err
 	}

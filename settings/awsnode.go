@@ -86,6 +86,12 @@ var AWSNodeVars = []AWSNodeVar{
 		Instead: "vpc-cni does not talk to the Kubernetes API server (the node is learnt from IMDS); remove it"},
 	{Name: "MY_NODE_NAME", Fate: Answered,
 		Instead: "vpc-cni does not talk to the Kubernetes API server (the node is learnt from IMDS); remove it"},
+	{Name: "MY_POD_NAME", Fate: Answered,
+		Instead: "vpc-cni does not talk to the Kubernetes API server (the node is learnt from IMDS); remove it"},
+	{Name: "VPC_ID", Fate: Answered,
+		Instead: "the node's VPC is learnt from IMDS and checked against EC2; remove it"},
+	{Name: "VPC_CNI_VERSION", Fate: Answered,
+		Instead: "aws-node's own version, for its user agent; `vpcctl version` tells vpc-cni's; remove it"},
 
 	{Name: "ENABLE_POD_ENI", Fate: NotYet, Default: "false", Instead: "security groups for pods (trunk and branch ENIs)"},
 	{Name: "POD_SECURITY_GROUP_ENFORCING_MODE", Fate: NotYet, Default: "strict", Instead: "security groups for pods"},

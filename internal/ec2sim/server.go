@@ -69,7 +69,9 @@ type Sim struct {
 	imdsTokens map[string]time.Time
 
 	lastAccessKey string
-	linkErr       error // the last delayed link that could not be made
+	linkErr       error                // the last delayed link that could not be made
+	trust         Trust                // STS and Pod Identity rules (identity.go)
+	issued        map[string]time.Time // access key id → expiry of credentials STS or the agent issued
 
 	srv *http.Server
 	url string
@@ -214,7 +216,7 @@ func (s *Sim) Close() error {
 	return srv.Close()
 }
 
-// Handler serves all three APIs, for httptest.
+// Handler serves EC2, IMDS, STS, Pod Identity and the control API, for httptest.
 func (s *Sim) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -223,8 +225,14 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveIMDS(w, r)
 	case strings.HasPrefix(r.URL.Path, "/_sim/"):
 		s.serveControl(w, r)
+	case r.URL.Path == PodIdentityPath:
+		s.servePodIdentity(w, r)
+	case isSTSRequest(r):
+		s.serveSTS(w, r)
 	case r.Method == http.MethodPost:
-		s.serveEC2(w, r)
+		if !s.refuseUnissued(w, r) {
+			s.serveEC2(w, r)
+		}
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,0 +1,194 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"vpc-cni/internal/usage"
+)
+
+// EnvVar is one variable of the aws-node container's env as the DaemonSet
+// gives it: a value, or a reference (valueFrom) that only the API resolves.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	From  string `json:"valueFrom,omitempty"` // what valueFrom names; Value is then unknown
+}
+
+// ReadAWSNodeEnv reads the aws-node container's env from path: the
+// DaemonSet as `kubectl -n kube-system get ds aws-node -o yaml` prints it
+// (or a manifest holding it among other documents, or a List), or
+// KEY=VALUE lines (`kubectl set env ds/aws-node --list` prints those). Any
+// problem is the caller's to fix (exit 2).
+func ReadAWSNodeEnv(path string) ([]EnvVar, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, usage.Errorf("--aws-node-env %s: no such file (save it with: kubectl -n kube-system get ds aws-node -o yaml > %s)", path, path)
+	}
+	if err != nil {
+		return nil, usage.Wrap(fmt.Errorf("--aws-node-env: %w", err))
+	}
+	var vars []EnvVar
+	if envLines(data) {
+		vars, err = parseEnvLines(data)
+	} else {
+		vars, err = parseDaemonSet(data)
+	}
+	if err != nil {
+		return nil, usage.Wrap(fmt.Errorf("--aws-node-env %s: %w", path, err))
+	}
+	return vars, nil
+}
+
+var envLine = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
+
+// envLines says whether the first line that is not blank or a comment is
+// KEY=VALUE, which no YAML document starts with.
+func envLines(data []byte) bool {
+	for _, l := range strings.Split(string(data), "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return envLine.MatchString(t)
+		}
+	}
+	return false
+}
+
+// fromComment is how `kubectl set env --list` shows a valueFrom variable.
+var fromComment = regexp.MustCompile(`^#\s*([A-Za-z_][A-Za-z0-9_]*) from (.+)$`)
+
+func parseEnvLines(data []byte) ([]EnvVar, error) {
+	var out []EnvVar
+	seen := map[string]int{}
+	for i, l := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(l)
+		if m := fromComment.FindStringSubmatch(t); m != nil {
+			out = append(out, EnvVar{Name: m[1], From: m[2]})
+			continue
+		}
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if !envLine.MatchString(t) {
+			return nil, fmt.Errorf("line %d: %q is not a KEY=VALUE line", i+1, t)
+		}
+		k, v, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
+		k = strings.TrimSpace(k)
+		if prev, dup := seen[k]; dup {
+			return nil, fmt.Errorf("line %d: %s is already set on line %d", i+1, k, prev)
+		}
+		seen[k] = i + 1
+		out = append(out, EnvVar{Name: k, Value: unquoteEnv(strings.TrimSpace(v))})
+	}
+	return out, nil
+}
+
+func unquoteEnv(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// parseDaemonSet finds the DaemonSet with an aws-node container among the
+// documents (and List items) and reads that container's env.
+func parseDaemonSet(data []byte) ([]EnvVar, error) {
+	docs, err := parseYAMLDocs(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range objects(docs) {
+		if obj["kind"] != "DaemonSet" {
+			continue
+		}
+		spec := dig(obj, "spec", "template", "spec")
+		containers, _ := spec["containers"].([]any)
+		for _, c := range containers {
+			if c, _ := c.(map[string]any); c["name"] == "aws-node" {
+				return containerEnv(c)
+			}
+		}
+	}
+	return nil, errors.New("no DaemonSet with a container named aws-node (is it `kubectl -n kube-system get ds aws-node -o yaml`?)")
+}
+
+// objects flattens Lists into their items.
+func objects(docs []any) []map[string]any {
+	var out []map[string]any
+	for _, d := range docs {
+		m, _ := d.(map[string]any)
+		if items, ok := m["items"].([]any); ok && strings.HasSuffix(fmt.Sprint(m["kind"]), "List") {
+			for _, it := range items {
+				if o, ok := it.(map[string]any); ok {
+					out = append(out, o)
+				}
+			}
+			continue
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func dig(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		m, _ = m[k].(map[string]any)
+	}
+	return m
+}
+
+func containerEnv(c map[string]any) ([]EnvVar, error) {
+	var out []EnvVar
+	env, _ := c["env"].([]any)
+	for i, e := range env {
+		m, _ := e.(map[string]any)
+		name, _ := m["name"].(string)
+		if name == "" {
+			return nil, fmt.Errorf("the aws-node container's env entry %d has no name", i+1)
+		}
+		v := EnvVar{Name: name, Value: fmt.Sprint(orString(m["value"]))}
+		if from, ok := m["valueFrom"].(map[string]any); ok {
+			v.Value, v.From = "", describeFrom(from)
+		}
+		out = append(out, v)
+	}
+	if from, ok := c["envFrom"].([]any); ok && len(from) > 0 {
+		for _, f := range from {
+			fm, _ := f.(map[string]any)
+			out = append(out, EnvVar{Name: "(envFrom)", From: describeFrom(fm)})
+		}
+	}
+	return out, nil
+}
+
+func orString(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
+}
+
+// describeFrom names a valueFrom (or envFrom) reference: "fieldRef
+// fieldPath=spec.nodeName".
+func describeFrom(from map[string]any) string {
+	var parts []string
+	for kind, ref := range from {
+		p := kind
+		if rm, ok := ref.(map[string]any); ok {
+			var kv []string
+			for k, v := range rm {
+				kv = append(kv, fmt.Sprintf("%s=%v", k, v))
+			}
+			sort.Strings(kv)
+			p += " " + strings.Join(kv, ",")
+		}
+		parts = append(parts, p)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
