@@ -72,7 +72,7 @@ func (p *pass) ensureIPv6(ctx context.Context, truth []cloud.ENIInfo) error {
 	ours := rec.Ours
 	if plan.Assign {
 		if plan.Keep, err = p.assignIPv6(ctx, eni); err != nil {
-			return err
+			return p.forgetIPv6(rec, eni.ID, err)
 		}
 		rep.Prefix, ours = plan.Keep, append(ours, plan.Keep)
 	}
@@ -171,6 +171,19 @@ func (p *pass) releaseIPv6(ctx context.Context, eniID string, release, ours []ne
 		return ours
 	}
 	return slices.DeleteFunc(slices.Clone(ours), func(q netip.Prefix) bool { return slices.Contains(release, q) })
+}
+
+// forgetIPv6 is a failed assign's end: a recorded /80 EC2 no longer lists
+// is forgotten, so no pod gets a /128 EC2 does not route; the next pass
+// assigns one again.
+func (p *pass) forgetIPv6(rec store.IPv6Pool, eniID string, err error) error {
+	if !rec.Prefix.IsValid() {
+		return err
+	}
+	if cerr := p.commitIPv6(store.IPv6Pool{ENIID: eniID, Ours: rec.Ours}); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
 }
 
 // commitIPv6 records the /80 and forgets /128s whose cooldown has passed.

@@ -282,3 +282,38 @@ func TestIPv6DryRunAndReportJSON(t *testing.T) {
 		t.Fatalf("json %s: %v", raw, err)
 	}
 }
+
+// The /80 is gone and EC2 refuses a new one: the store forgets the old
+// /80, so ADDs fail (and wait for the next pass) instead of handing out
+// /128s EC2 no longer routes; the next pass repairs it.
+func TestIPv6GoneAndNotReplacedHandsOutNothing(t *testing.T) {
+	n := newNode(t, "t3.small", v6OnlyEnv())
+	n.pass()
+	old := n.ipv6Pool().Prefix
+	if _, err := n.take6("c1/eth0"); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := n.primary()
+	if err := sdk(t).UnassignIPv6(ctxFor(t), id, nil, []netip.Prefix{old}); err != nil {
+		t.Fatal(err)
+	}
+	n.sim.FailNext("AssignIpv6Addresses", "UnauthorizedOperation", 1)
+	n.clock.Advance(time.Minute)
+	if _, err := n.r.Run(ctxFor(t), Options{}); err == nil || !strings.Contains(err.Error(), "assigning a /80") {
+		t.Fatalf("err = %v", err)
+	}
+	if p := n.ipv6Pool(); p.Prefix.IsValid() || !slices.Contains(p.Ours, old) {
+		t.Fatalf("store keeps %+v", p)
+	}
+	if a, err := n.take6("c2/eth0"); !errors.Is(err, store.ErrNoFreeAddress) {
+		t.Fatalf("took %+v: %v", a, err)
+	}
+	n.clock.Advance(time.Minute)
+	if rep := n.pass(); rep.IPv6.Action != IPv6Repaired && rep.IPv6.Action != IPv6Assigned {
+		t.Fatalf("%+v", rep.IPv6)
+	}
+	a, err := n.take6("c2/eth0")
+	if err != nil || a.IPv6 == old.Addr().Next() {
+		t.Fatalf("took %+v (c1 holds %s): %v", a, old.Addr().Next(), err)
+	}
+}
