@@ -52,7 +52,7 @@ func TestReferenceManifestBecomesTheConfigFile(t *testing.T) {
 		}
 	}
 	want := map[string]string{"WARM_ENI_TARGET": Written, "AWS_VPC_K8S_CNI_VETHPREFIX": Written, "ENABLE_SUBNET_DISCOVERY": Written,
-		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Dropped, "NETWORK_POLICY_ENFORCING_MODE": Dropped,
+		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Dropped,
 		"MY_NODE_NAME": Dropped, "VPC_CNI_VERSION": Dropped, "CLUSTER_ENDPOINT": Dropped}
 	for name, action := range want {
 		if got[name].Action != action {
@@ -119,8 +119,8 @@ func TestEachVariablesFate(t *testing.T) {
 	}{
 		{"ENABLE_POD_ENI=true", Dropped, true, "security groups for pods"},
 		{"ENABLE_POD_ENI=false", Dropped, false, "default"},
-		{"ENABLE_IPv6=true", Dropped, true, "IPv6 pods"},
-		{"ENABLE_IPv4=True", Dropped, false, "default"},
+		{"ENABLE_IPv6=true", Written, false, ""}, // carried since IPv6 pods
+		{"ENABLE_IPv4=True", Written, false, ""},
 		{"AWS_VPC_K8S_CNI_LOGLEVEL=INFO", Dropped, false, "VPC_CNI_LOG_LEVEL"},
 		{"AWS_EC2_ENDPOINT=https://ec2.example", Dropped, true, "AWS_ENDPOINT_URL_EC2"},
 		{"AWS_REGION=us-west-2", Dropped, false, "SDK"},

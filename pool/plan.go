@@ -14,6 +14,12 @@ func Compute(in Input) Plan {
 	g := p.grower()
 	d := g.need(&t)
 	plan := Plan{Figures: p.figures(&t, d)}
+	if in.Config.IPv4Off {
+		// IPv6 only: the warm targets do not apply and no pod takes an
+		// IPv4, so the IPv4 pool neither grows nor releases.
+		plan.Figures.Shortfall = 0
+		return plan
+	}
 	if d.units > 0 {
 		// Growing: nothing is excess. During a subnet back-off the figures
 		// still show the shortfall, but nothing is asked of EC2.

@@ -105,6 +105,8 @@ func (p *policy) grows(t *tally) bool {
 // work; the plugin checks this after each ADD without reading the pool.
 func FreeTarget(l Limits, c Config) int {
 	switch {
+	case c.IPv4Off:
+		return 0 // IPv6 only: no IPv4 pod addresses to keep free
 	case c.WarmIPTarget > 0 || c.MinIPTarget > 0:
 		return c.WarmIPTarget
 	case c.PrefixDelegation:

@@ -40,6 +40,17 @@ type Config struct {
 	// secondary ENIs in another subnet; the primary ENI takes no pod
 	// addresses and is never grown, and max pods shrinks to match.
 	CustomNetworking bool
+	// IP families. The zero Config is IPv4 only, as before these knobs.
+	// IPv6 (ENABLE_IPv6): pods get a /128 from the primary ENI's /80.
+	// IPv4Off (ENABLE_IPv4=false): pods get no VPC IPv4 (IPv6 only); the
+	// IPv4 pool then has no targets and no growth.
+	IPv6    bool
+	IPv4Off bool
+	// V4Egress (ENABLE_V4_EGRESS): IPv6-only pods get a v4if0 address from
+	// EgressV4Range. V6Egress (ENABLE_V6_EGRESS): IPv4-only pods get a v6if0
+	// address from EgressV6Range.
+	V4Egress bool
+	V6Egress bool
 }
 
 // Addr is one pod-usable address.

@@ -75,8 +75,12 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	}
 	var meta store.PoolMeta
 	var snap pool.Snapshot
+	var v6 store.IPv6Pool
 	err := p.Store.View(func(tx *store.Tx) (err error) {
 		if meta, err = tx.PoolMeta(); err != nil {
+			return err
+		}
+		if v6, _, err = tx.IPv6Pool(); err != nil {
 			return err
 		}
 		snap, err = tx.Snapshot()
@@ -98,7 +102,7 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
 		return "safety-net interval", nil, nil
 	}
-	view, err := p.Cloud.AttachedInterfaces(ctx)
+	view, err := p.readIMDS(ctx)
 	if err != nil {
 		return "IMDS unreadable: " + err.Error(), nil, nil
 	}
@@ -106,7 +110,19 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	if !agrees(snap, truth) {
 		return "IMDS disagrees with the store", nil, nil
 	}
+	if !ipv6Agrees(p.cfg.Pool, v6, truth) {
+		return "IMDS does not list the IPv6 /80", nil, nil
+	}
 	return "", truth, nil
+}
+
+// readIMDS reads the attached ENIs from IMDS, with their IPv6 fields when
+// pods take IPv6 (IPv4-only nodes do not pay those reads).
+func (p *pass) readIMDS(ctx context.Context) ([]cloud.IMDSInterface, error) {
+	if p.cfg.Pool.PodIPv6() {
+		return p.Cloud.AttachedInterfacesIPv6(ctx)
+	}
+	return p.Cloud.AttachedInterfaces(ctx)
 }
 
 // ResyncDue is when a node next reads EC2 at the latest: interval after the
@@ -124,7 +140,8 @@ func imdsTruth(view []cloud.IMDSInterface) []cloud.ENIInfo {
 	out := make([]cloud.ENIInfo, 0, len(view))
 	for _, v := range view {
 		e := cloud.ENIInfo{ID: v.ENIID, MAC: v.MAC, SubnetID: v.SubnetID, DeviceIndex: v.DeviceIndex,
-			NetworkCard: v.NetworkCard, Attached: true, Prefixes: slices.Clone(v.Prefixes)}
+			NetworkCard: v.NetworkCard, Attached: true, Prefixes: slices.Clone(v.Prefixes),
+			IPv6s: slices.Clone(v.IPv6s), IPv6Prefixes: slices.Clone(v.IPv6Prefixes)}
 		if len(v.IPv4s) > 0 {
 			e.PrimaryIP, e.Secondary = v.IPv4s[0], slices.Clone(v.IPv4s[1:])
 		}

@@ -5,6 +5,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,6 +122,21 @@ type Cloud interface {
 	// ModifyNetworkInterfaceAttribute). Idempotent: setting the groups an ENI
 	// already has changes nothing.
 	SetENIGroups(ctx context.Context, eniID string, groups []string) error
+
+	// AttachedInterfacesIPv6 is AttachedInterfaces with each ENI's IPv6
+	// /128s, /80s and subnet /64 read too (three more IMDS reads per ENI):
+	// what a pass at rest reads when pods take IPv6.
+	AttachedInterfacesIPv6(ctx context.Context) ([]cloud.IMDSInterface, error)
+	// AssignIPv6Prefix asks EC2 for one /80 on the ENI (AssignIpv6Addresses
+	// with Ipv6PrefixCount=1) and returns it. Not idempotent: each call adds
+	// one (a /80 whose answer was lost is adopted by the next pass). Errors:
+	// cloud.ErrSubnetNoIPv6 (KindOther) when the subnet has no IPv6 CIDR,
+	// KindNoFreePrefix, KindLimit (the ENI's IPv6 slots are used up).
+	AssignIPv6Prefix(ctx context.Context, eniID string) (netip.Prefix, error)
+	// UnassignIPv6 returns IPv6 /128s and /80s of the ENI in one call;
+	// nothing to return is no call. One the ENI no longer holds makes EC2
+	// refuse the whole call (KindOther).
+	UnassignIPv6(ctx context.Context, eniID string, addrs []netip.Addr, prefixes []netip.Prefix) error
 }
 
 var _ Cloud = (*cloud.Client)(nil)
@@ -188,6 +204,8 @@ type Report struct {
 	Config   settings.Effective `json:"config"`
 	// Changed: knobs this pass resolved differently from the last pass.
 	Changed []settings.Change `json:"changedSinceLastPass,omitempty"`
+	// IPv6: what the pass did about the primary ENI's /80 (ENABLE_IPv6).
+	IPv6 *IPv6Report `json:"ipv6,omitempty"`
 }
 
 // pass is one pass's working value: what every step reads (the node, the
@@ -252,8 +270,12 @@ func (p *pass) run(ctx context.Context) error {
 		p.finishAttaches(ctx, truth)
 	}
 	steps, err := p.mergeAndPlan(ctx, truth, p.opts.GrowOnly)
-	if err != nil || p.opts.DryRun {
+	if err != nil {
 		return err
+	}
+	v6err := p.ensureIPv6(ctx, truth) // IPv4 steps go ahead either way
+	if p.opts.DryRun {
+		return v6err
 	}
 	if err := p.expectConfirm(steps); err != nil {
 		return err
@@ -280,7 +302,7 @@ func (p *pass) run(ctx context.Context) error {
 		p.followPrimaryGroups(ctx)
 		p.sweepLeaked(ctx)
 	}
-	return err
+	return cmp.Or(err, v6err)
 }
 
 // prepare learns the node once and resolves the effective configuration
@@ -321,7 +343,7 @@ func (p *pass) prepare(ctx context.Context) error {
 		}
 	}
 	p.checkPrefixCapable()
-	return nil
+	return p.checkIPv6Capable()
 }
 
 // checkPrefixCapable turns prefix delegation off, with a finding, on an

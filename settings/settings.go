@@ -50,6 +50,7 @@ var FileKeys = []string{
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
 	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
 	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin,
+	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -243,7 +244,7 @@ func (r *resolver) poolKnobs(e *Effective) error {
 
 // others resolves the knobs outside the pool's targets into e.
 func (r *resolver) others(e *Effective) error {
-	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs} {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families} {
 		if err := resolve(e); err != nil {
 			return err
 		}

@@ -41,6 +41,25 @@ type PoolStatus struct {
 	LastReconcile *LastPass        `json:"lastReconcile,omitempty"`
 	EC2Reads      *EC2Reads        `json:"ec2Reads,omitempty"`
 	NodeRules     *NodeRulesState  `json:"nodeRules,omitempty"`
+	// IPv6: the IPv6 pool (ENABLE_IPv6, IPv6-only and dual-stack modes).
+	IPv6 *IPv6PoolStatus `json:"ipv6,omitempty"`
+}
+
+// IPv6PoolStatus is the IPv6 pool: one /80 on the primary ENI, the /128s
+// pods hold from it. The warm targets do not apply to it.
+type IPv6PoolStatus struct {
+	Mode     string `json:"mode"`             // pool.FamilyIPv6 or pool.FamilyDualStack
+	ENIID    string `json:"eniId,omitempty"`  // the ENI holding the /80
+	Prefix   string `json:"prefix,omitempty"` // the /80 pods take from; absent before a pass gave one
+	Assigned int    `json:"assigned"`         // /128s pods hold
+	Cooling  int    `json:"cooling"`          // freed /128s still cooling
+	// Stale: /128s pods hold from a /80 the ENI no longer has (removed
+	// behind the node's back); they are kept until the pods are deleted.
+	Stale int `json:"stale"`
+	// EgressRange: where pods' egress addresses come from (v4if0 for
+	// IPv6-only pods, v6if0 for IPv4 pods); EgressAssigned: how many pods hold one.
+	EgressRange    string `json:"egressRange,omitempty"`
+	EgressAssigned int    `json:"egressAssigned"`
 }
 
 // ENIStatus is one ENI with counts per address state.
@@ -79,7 +98,9 @@ type PodStatus struct {
 	Name        string    `json:"name,omitempty"`
 	ContainerID string    `json:"containerId"`
 	IfName      string    `json:"ifName"`
-	IP          string    `json:"ip"`
+	IP          string    `json:"ip"` // the VPC IPv4; "" for an IPv6-only pod
+	IPv6        string    `json:"ipv6,omitempty"`
+	EgressIP    string    `json:"egressIp,omitempty"` // v4if0 or v6if0
 	ENIID       string    `json:"eniId"`
 	Since       time.Time `json:"since"`
 }

@@ -72,7 +72,8 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	s.NotOurs = notOursStatus(ss.snap, ss.node.Limits, cfg.Pool)
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
-	return s, nil
+	s.IPv6, err = loadIPv6(st, cfg.Pool, now)
+	return s, err
 }
 
 // lastOrRefused is the newer of the stored last pass and a pass refused

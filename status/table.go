@@ -19,6 +19,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	t.Row("POLICY", f.Policy)
 	t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
+	ipv6Row(t, s.IPv6)
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
 	notOursRows(t, s.NotOurs)
@@ -57,7 +58,7 @@ func podRows(t *printers.Table, s PoolStatus) {
 		t.Blank()
 		t.Row("POD", "ADDRESS", "ENI", "SINCE")
 		for _, p := range s.Pods {
-			t.Row(p.Pod, p.IP, p.ENIID, p.Since.Format(time.RFC3339))
+			t.Row(p.Pod, podAddresses(p), p.ENIID, p.Since.Format(time.RFC3339))
 		}
 	}
 	if t.Wide {
@@ -176,4 +177,36 @@ func DescribeAction(a pool.Action) string {
 		return fmt.Sprintf("delete %s (%s)", a.ENIID, a.Reason)
 	}
 	return string(a.Kind)
+}
+
+// ipv6Row says what the IPv6 pool is (ENABLE_IPv6 or an egress range).
+func ipv6Row(t *printers.Table, s *IPv6PoolStatus) {
+	if s == nil {
+		return
+	}
+	if s.Mode != pool.FamilyIPv4 {
+		prefix := "no /80 yet (the next reconcile assigns one)"
+		if s.Prefix != "" {
+			prefix = s.Prefix + " on " + s.ENIID
+		}
+		t.Row("IPV6 POOL", fmt.Sprintf("%s: %s; %d assigned, %d cooling, %d from a replaced /80; warm targets do not apply",
+			s.Mode, prefix, s.Assigned, s.Cooling, s.Stale))
+	}
+	if s.EgressRange != "" {
+		t.Row("EGRESS", fmt.Sprintf("%s: %d assigned", s.EgressRange, s.EgressAssigned))
+	}
+}
+
+// podAddresses lists a pod's addresses: IPv4, IPv6, egress.
+func podAddresses(p PodStatus) string {
+	var out []string
+	for _, a := range []string{p.IP, p.IPv6, p.EgressIP} {
+		if a != "" {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ",")
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"vpc-cni/internal/printers"
@@ -14,7 +15,16 @@ import (
 // podStatus names the pod of an assignment.
 func podStatus(a store.Assignment) PodStatus {
 	return PodStatus{Pod: PodName(a.PodNamespace, a.PodName), Namespace: a.PodNamespace, Name: a.PodName,
-		ContainerID: a.ContainerID, IfName: a.IfName, IP: a.IP.String(), ENIID: a.ENIID, Since: a.Time}
+		ContainerID: a.ContainerID, IfName: a.IfName, IP: addrText(a.IP), IPv6: addrText(a.IPv6),
+		EgressIP: addrText(a.EgressIP), ENIID: a.ENIID, Since: a.Time}
+}
+
+// addrText is the address, or "" for none.
+func addrText(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
 }
 
 // PodName is "namespace/name", or "-" for an interface added without

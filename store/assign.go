@@ -11,11 +11,17 @@ import (
 
 // Assignment is one pod interface's address.
 type Assignment struct {
-	Key          string     `json:"key"` // "<containerID>/<ifName>"
-	ContainerID  string     `json:"containerId"`
-	IfName       string     `json:"ifName"`
-	Network      string     `json:"network,omitempty"`
-	IP           netip.Addr `json:"ip"`
+	Key         string     `json:"key"` // "<containerID>/<ifName>"
+	ContainerID string     `json:"containerId"`
+	IfName      string     `json:"ifName"`
+	Network     string     `json:"network,omitempty"`
+	IP          netip.Addr `json:"ip"` // the VPC IPv4; zero for an IPv6-only pod
+	// IPv6: the VPC IPv6 (/128 from the primary ENI's /80), IPv6 and
+	// dual-stack modes. EgressIP: the egress interface's address, v4if0
+	// (169.254.172.0/22) for an IPv6-only pod or v6if0 (fd00::ac:0/118) for
+	// an IPv4-only pod with ENABLE_V6_EGRESS. Both absent in older records.
+	IPv6         netip.Addr `json:"ipv6,omitzero"`
+	EgressIP     netip.Addr `json:"egressIp,omitzero"`
 	ENIID        string     `json:"eniId"`
 	DeviceIndex  int        `json:"deviceIndex"`
 	Netns        string     `json:"netns,omitempty"`
@@ -109,14 +115,18 @@ func (t *Tx) assign(a Assignment, dev int, ip netip.Addr, now time.Time) (Assign
 	return a, t.putJSON(bAssignments, []byte(a.Key), a)
 }
 
-// Give returns key's address to the pool: it becomes Cooling since now and
-// the assignment is deleted. An unknown key returns ok false and no error.
+// Give returns key's addresses to the pool: the IPv4 and the IPv6 become
+// Cooling since now, the egress address is free at once, and the
+// assignment is deleted. An unknown key returns ok false and no error.
 func (t *Tx) Give(key string, now time.Time) (a Assignment, ok bool, err error) {
 	if a, ok, err = t.Assignment(key); err != nil || !ok {
 		return a, ok, err
 	}
 	if err := t.bucket(bAssignments).Delete([]byte(key)); err != nil {
 		return a, false, err
+	}
+	if err := t.giveIPv6(a, now); err != nil || !a.IP.IsValid() {
+		return a, true, err // an IPv6-only pod has no IPv4 to give back
 	}
 	rec, found, err := t.addr(a.IP)
 	if err != nil || !found || rec.State != pool.Assigned || rec.Owner != key {

@@ -22,6 +22,7 @@ func (t *Tx) Check() error {
 	wantAvail, owners := t.checkAddrs(report)
 	t.checkAvail(wantAvail, report)
 	t.checkAssignments(owners, report)
+	t.checkIPv6(report)
 	if len(problems) == 0 {
 		return nil
 	}
@@ -95,6 +96,9 @@ func (t *Tx) checkAssignments(owners map[netip.Addr]string, report func(string, 
 		}
 		if a.Key != string(k) {
 			report("assignment %s has key %q", k, a.Key)
+		}
+		if !a.IP.IsValid() {
+			return nil // IPv6 only: checkIPv6 checks it
 		}
 		if other, dup := holder[a.IP]; dup {
 			report("address %s assigned to both %s and %s", a.IP, other, a.Key)

@@ -34,8 +34,10 @@ type Knobs func(stored settings.Overrides, node Node) (pool.Config, error)
 // TakeForPod is the plugin's ADD transaction, the one rule every taker
 // follows (the plugin, the what-if node): in a single transaction it reads
 // the overrides and the node, resolves the knobs now (so custom networking
-// and the cooldown apply before a pass has seen them), takes an address for
-// want at or above the first pod device, reports whether the pool is left
+// and the cooldown apply before a pass has seen them), takes the addresses
+// the mode gives a pod (pool.Config.Family: the IPv4 at or above the first
+// pod device, the IPv6 from the /80, the egress address; all or none, in
+// this one transaction: Assignment.IP, IPv6, EgressIP), reports whether the pool is left
 // under its free target, claims the background refill if asked to and none
 // stands (claimRefill), and counts the ADD. ErrNoFreeAddress when none is
 // usable; that outcome is committed too, so metrics count it.
@@ -71,7 +73,7 @@ func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTak
 		return res, nil, err
 	}
 	first := pool.FirstPodDevice(cfg)
-	res.Assignment, takeErr = t.TakeFrom(want, now, cfg.Cooldown, first)
+	res.Assignment, takeErr = t.takeFamilies(want, now, cfg)
 	if errors.Is(takeErr, ErrNoFreeAddress) {
 		res.Low = true
 		return res, takeErr, t.AddCounter(CounterNoFreeAddress, 1)
