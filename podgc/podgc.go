@@ -165,7 +165,7 @@ func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRu
 	for _, r := range hs.Routes {
 		if !ips[r.IP] && !seen[r.IP] {
 			seen[r.IP] = true
-			remove(fmt.Sprintf("route %s/32 dev %s", r.IP, r.Veth), "", r.IP)
+			remove(fmt.Sprintf("route %s/%d dev %s", r.IP, r.IP.BitLen(), r.Veth), "", r.IP)
 		}
 	}
 	for _, r := range hs.Rules {
