@@ -406,3 +406,107 @@ func TestDualStackPodsOnASimulatedVPC(t *testing.T) {
 		v.w.checkStore()
 	})
 }
+
+// nodeLocal6 puts an IPv6 address on the node's lo (as a node's own
+// address, where portmap's host ports answer) and returns it.
+func (v *vpcNet) nodeLocal6() netip.Addr {
+	host6, _ := v.client6()
+	b := host6.As16()
+	b[7], b[15] = 0xfb, 0x0a
+	a := netip.AddrFrom16(b)
+	v.w.inNode(func() error { return addr6(netlink.LinkByName, netlink.AddrAdd, "lo", a, 128) })
+	return a
+}
+
+// portmap, bandwidth and tuning chained after vpc-cni, in IPv6-only and in
+// dual-stack mode: the result they need (host veth first, the pod's
+// addresses on the pod interface), an IPv6 host port DNATed to the pod,
+// bandwidth's qdisc, CHECK through the chain, and a clean node after DEL.
+func TestChainIPv6AndDualStack(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{{"ipv6", ipv6Env}, {"dual", dualEnv}} {
+		t.Run(mode.name, func(t *testing.T) {
+			v := newVPCWorld6(t, mode.env...)
+			local := v.nodeLocal6()
+			rt := v.w.runtime(v.w.chainList(nil))
+			web, client := &pod6{pod: v.w.newPod("web")}, &pod6{pod: v.w.newPod("client")}
+			for i, p := range []*pod6{web, client} {
+				res, err := rt.add(p.pod, chainCaps(i))
+				if err != nil {
+					t.Fatalf("ADD %s: %v", p.name, err)
+				}
+				p.res = res
+				for _, ipc := range res.IPs {
+					if ip := anyAddr(t, ipc.Address.IP); ip.Is6() {
+						p.ip6 = ip
+					} else {
+						p.ip4 = ip
+					}
+				}
+				if len(res.Interfaces) < 2 || res.Interfaces[0].Name != p.hostVeth() || res.Interfaces[1].Name != p.ifname {
+					t.Fatalf("result interfaces %+v: want the host veth then %s", res.Interfaces, p.ifname)
+				}
+				v.w.assertBandwidth(p.pod)
+				if err := rt.check(p.pod, chainCaps(i)); err != nil {
+					t.Fatalf("CHECK %s through the chain: %v", p.name, err)
+				}
+			}
+			v.must(web.ns, func() error {
+				t.Cleanup(serveWhoami(t, netip.AddrPortFrom(web.ip6, 80)))
+				return nil
+			})
+			sees(t, client.ns, local, 18080, client.ip6) // portmap's IPv6 DNAT to web:80
+			for i, p := range []*pod6{web, client} {
+				if err := rt.del(p.pod, chainCaps(i)); err != nil {
+					t.Fatalf("DEL %s: %v", p.name, err)
+				}
+			}
+			if left := v.nodeLeftovers(web.ip6, client.ip6); len(left) > 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+			v.w.assertNodeClean()
+		})
+	}
+}
+
+// ptp with "ipam": {"type": "vpc-cni"} in dual-stack mode: both families
+// from the pool, on the pod's interface, with their policy rules; CHECK;
+// DEL gives both back and removes the rules.
+func TestIPAMDelegateDualStack(t *testing.T) {
+	v := newVPCWorld6(t, dualEnv...)
+	plugin := map[string]any{"type": "ptp", "mtu": 1500, "ipam": v.w.ipamConf()}
+	rt := v.w.runtime(conflist(plugin))
+	p := v.w.newPod("ptp-dual")
+	res, err := rt.add(p, nil)
+	if err != nil {
+		t.Fatalf("ADD: %v", err)
+	}
+	var got []netip.Addr
+	for _, ipc := range res.IPs {
+		got = append(got, anyAddr(t, ipc.Address.IP))
+	}
+	a := v.w.assignmentsByKey()[p.id+"/"+p.ifname]
+	if !slices.Equal(got, []netip.Addr{a.IP, a.IPv6}) || !a.IPv6.IsValid() {
+		t.Fatalf("result has %v; the store holds %s and %s", got, a.IP, a.IPv6)
+	}
+	for _, ip := range got {
+		assertPodHasAddr(t, handleIn(t, p.ns), p.ifname, ip)
+		if !v.w.hasRule(netns.PrioToPod, ip) {
+			t.Errorf("no rule to %s lookup main prio 512: %+v", ip, v.w.hostState().Rules)
+		}
+	}
+	if err := rt.check(p, nil); err != nil {
+		t.Fatalf("CHECK: %v", err)
+	}
+	if err := rt.del(p, nil); err != nil {
+		t.Fatalf("DEL: %v", err)
+	}
+	if rules := v.w.hostState().Rules; len(rules) != 0 {
+		t.Fatalf("rules left after DEL: %+v", rules)
+	}
+	if n := len(v.w.assignments()); n != 0 {
+		t.Fatalf("%d assignments after DEL", n)
+	}
+}
