@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vpc-cni/hostnet"
+	"vpc-cni/internal/testenv"
 	"vpc-cni/netns"
 	"vpc-cni/store"
 )
@@ -509,4 +511,65 @@ func TestIPAMDelegateDualStack(t *testing.T) {
 	if n := len(v.w.assignments()); n != 0 {
 		t.Fatalf("%d assignments after DEL", n)
 	}
+}
+
+// The shipped conflist under containerd's CRI (crictl → containerd → runc),
+// on a dual-stack node and on an IPv6-only node: `crictl inspectp` lists
+// the pod's addresses (both for dual-stack, IPv4 first), the store holds
+// the same, the node reaches the pod on each, and removal leaves a clean
+// node.
+func TestContainerdCRIIPv6AndDualStack(t *testing.T) {
+	testenv.RequireRoot(t, needsRoot)
+	if _, why := criBinaries(); why != "" {
+		t.Skip(why)
+	}
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{{"dual", dualEnv}, {"ipv6", ipv6Env}} {
+		t.Run(mode.name, func(t *testing.T) {
+			v := newVPCWorld6(t, mode.env...)
+			logFile := filepath.Join(t.TempDir(), "plugin.log")
+			cri := startContainerd(t, v.w, v.w.shippedConflist(logFile))
+			t.Cleanup(func() { waitBackgroundPasses(t, logFile) })
+			p := cri.runPod(t, "shop", mode.name+"-0")
+			a, ok := v.w.assignmentsByKey()[p.id+"/"+p.ifname]
+			if !ok {
+				t.Fatalf("no assignment for sandbox %s", p.id)
+			}
+			var want []string
+			for _, ip := range podIPsOf(a) {
+				want = append(want, ip.String())
+			}
+			if !slices.Equal(p.ips, want) || len(want) != map[string]int{"dual": 2, "ipv6": 1}[mode.name] {
+				t.Fatalf("crictl inspectp lists %v; the store holds %v", p.ips, want)
+			}
+			for _, ip := range podIPsOf(a) {
+				if err := ping(v.w.node, ip); err != nil {
+					t.Errorf("node -> pod %s: %v", ip, err)
+				}
+			}
+			waitBackgroundPasses(t, logFile)
+			for _, verb := range []string{"stopp", "rmp"} {
+				if _, err := cri.run(verb, p.id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitBackgroundPasses(t, logFile)
+			if left := v.nodeLeftovers(a.IP, a.IPv6); len(left) > 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+			v.w.assertNodeClean()
+		})
+	}
+}
+
+func podIPsOf(a store.Assignment) []netip.Addr {
+	var out []netip.Addr
+	for _, ip := range []netip.Addr{a.IP, a.IPv6} {
+		if ip.IsValid() {
+			out = append(out, ip)
+		}
+	}
+	return out
 }
