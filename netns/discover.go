@@ -14,6 +14,8 @@ import (
 type PodWiring struct {
 	HostVeth string
 	IP       netip.Addr // the /32 route through HostVeth
+	IP6      netip.Addr // the /128 route through HostVeth (IPv6 and dual-stack pods)
+	EgressIP netip.Addr // the host route through its egress veth (EgressVethName), v4if0's or v6if0's
 	Table    int        // the prio 1536 rule's table; 0 for an address of the primary ENI
 	Netns    string     // a path to the namespace the veth leads to; "" if none was found
 	IfName   string     // the pod side's name in that namespace
@@ -46,10 +48,15 @@ func DiscoverPods() ([]PodWiring, error) {
 		for _, l := range veths {
 			p := PodWiring{HostVeth: l.Attrs().Name, Netns: paths[l.Attrs().NetNsID]}
 			for _, r := range routes {
-				if r.Veth == p.HostVeth {
+				switch {
+				case r.Veth != p.HostVeth:
+				case r.IP.Is4():
 					p.IP = r.IP
+				default:
+					p.IP6 = r.IP
 				}
 			}
+			p.EgressIP = egressRoute(h, p.HostVeth)
 			for _, r := range rules {
 				if r.Priority == PrioFromPod && r.IP == p.IP && p.IP.IsValid() {
 					p.Table = r.Table
@@ -63,6 +70,25 @@ func DiscoverPods() ([]PodWiring, error) {
 		return nil
 	})
 	return out, err
+}
+
+// egressRoute is the egress address routed through the egress veth of the
+// pod veth named podVeth, if it has one.
+func egressRoute(h *netlink.Handle, podVeth string) netip.Addr {
+	l, err := h.LinkByName(EgressVethName(podVeth))
+	if err != nil {
+		return netip.Addr{}
+	}
+	routes, err := listPodRoutes(h, []netlink.Link{l})
+	if err != nil {
+		return netip.Addr{}
+	}
+	for _, r := range routes {
+		if EgressV4Range.Contains(r.IP) || EgressV6Range.Contains(r.IP) {
+			return r.IP
+		}
+	}
+	return netip.Addr{}
 }
 
 // netnsByID maps the netnsids this namespace has given to others onto a
