@@ -226,21 +226,24 @@ func (c *chaos) checkEC2(snap pool.Snapshot) {
 	}
 }
 
-// checkIPv6InEC2: every pod's /128 lies in a /80 EC2 lists on the ENI the
-// assignment names (EC2 routes only those to the node), and never is the
-// /80's network address.
+// checkIPv6InEC2: every pod's /128 lies in a /80 EC2 lists on the
+// primary ENI (EC2 routes only those to the node; a dual-stack pod's IPv4
+// may be on another ENI), and never is the /80's network address.
 func (c *chaos) checkIPv6InEC2(all []store.Assignment) {
-	prefixes := map[string][]netip.Prefix{}
-	for _, e := range c.w.sim.State().ENIs {
-		prefixes[e.ID] = e.IPv6Prefixes
+	state := c.w.sim.State()
+	primary := state.ENIs[0]
+	for _, e := range state.ENIs {
+		if e.DeviceIndex == 0 {
+			primary = e
+		}
 	}
 	for _, a := range all {
 		if !a.IPv6.IsValid() {
 			continue
 		}
-		ok := slices.ContainsFunc(prefixes[a.ENIID], func(p netip.Prefix) bool { return p.Contains(a.IPv6) && p.Addr() != a.IPv6 })
+		ok := slices.ContainsFunc(primary.IPv6Prefixes, func(p netip.Prefix) bool { return p.Contains(a.IPv6) && p.Addr() != a.IPv6 })
 		if !ok {
-			c.violate("%s holds %s, not a host of a /80 EC2 lists on %s (%v)", a.Key, a.IPv6, a.ENIID, prefixes[a.ENIID])
+			c.violate("%s holds %s, not a host of a /80 EC2 lists on the primary ENI %s (%v)", a.Key, a.IPv6, primary.ID, primary.IPv6Prefixes)
 		}
 	}
 }
