@@ -15,7 +15,7 @@ type PodWiring struct {
 	HostVeth string
 	IP       netip.Addr // the /32 route through HostVeth
 	IP6      netip.Addr // the /128 route through HostVeth (IPv6 and dual-stack pods)
-	EgressIP netip.Addr // the host route through its egress veth (EgressVethName), v4if0's or v6if0's
+	EgressIP netip.Addr // the host route into an egress range through another veth into the same namespace (v4if0's or v6if0's)
 	Table    int        // the prio 1536 rule's table; 0 for an address of the primary ENI
 	Netns    string     // a path to the namespace the veth leads to; "" if none was found
 	IfName   string     // the pod side's name in that namespace
@@ -45,6 +45,7 @@ func DiscoverPods() ([]PodWiring, error) {
 			return err
 		}
 		paths := netnsByID(h)
+		egress := egressByNetns(h)
 		for _, l := range veths {
 			p := PodWiring{HostVeth: l.Attrs().Name, Netns: paths[l.Attrs().NetNsID]}
 			for _, r := range routes {
@@ -56,7 +57,9 @@ func DiscoverPods() ([]PodWiring, error) {
 					p.IP6 = r.IP
 				}
 			}
-			p.EgressIP = egressRoute(h, p.HostVeth)
+			if l.Attrs().NetNsID >= 0 {
+				p.EgressIP = egress[l.Attrs().NetNsID]
+			}
 			for _, r := range rules {
 				if r.Priority == PrioFromPod && r.IP == p.IP && p.IP.IsValid() {
 					p.Table = r.Table
@@ -72,23 +75,36 @@ func DiscoverPods() ([]PodWiring, error) {
 	return out, err
 }
 
-// egressRoute is the egress address routed through the egress veth of the
-// pod veth named podVeth, if it has one.
-func egressRoute(h *netlink.Handle, podVeth string) netip.Addr {
-	l, err := h.LinkByName(EgressVethName(podVeth))
+// egressByNetns maps a namespace's netnsid to the egress address routed
+// into it: a host route into an egress range through a veth whose other end
+// is there (vpc-cni's EgressVethName, or the reference's egress-cni's
+// random veth name, so a migrated pod's v4if0 address is found too).
+func egressByNetns(h *netlink.Handle) map[int]netip.Addr {
+	out := map[int]netip.Addr{}
+	links, err := dump(h.LinkList)
 	if err != nil {
-		return netip.Addr{}
+		return out
 	}
-	routes, err := listPodRoutes(h, []netlink.Link{l})
+	var veths []netlink.Link
+	for _, l := range links {
+		if l.Type() == "veth" && l.Attrs().NetNsID >= 0 {
+			veths = append(veths, l)
+		}
+	}
+	routes, err := listPodRoutes(h, veths)
 	if err != nil {
-		return netip.Addr{}
+		return out
+	}
+	ids := map[string]int{}
+	for _, l := range veths {
+		ids[l.Attrs().Name] = l.Attrs().NetNsID
 	}
 	for _, r := range routes {
 		if EgressV4Range.Contains(r.IP) || EgressV6Range.Contains(r.IP) {
-			return r.IP
+			out[ids[r.Veth]] = r.IP
 		}
 	}
-	return netip.Addr{}
+	return out
 }
 
 // netnsByID maps the netnsids this namespace has given to others onto a
