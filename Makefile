@@ -8,6 +8,7 @@ BIN      := bin
 .PHONY: build test chaos bench bench-plugin lint demo clean manifests
 
 CHAOS_DURATION ?= 10m
+CHAOS_FAMILY ?= ipv4
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -19,9 +20,10 @@ test: build
 	$(GO) test -count=1 -timeout 20m ./...
 
 # The chaos run (root): parallel ADD/DEL, reconciles, pool warm changes, EC2
-# faults and SIGKILLs for CHAOS_DURATION, then the node's invariants.
+# faults and SIGKILLs for CHAOS_DURATION, then the node's invariants;
+# CHAOS_FAMILY=ipv6 or dual runs it with IPv6-only or dual-stack pods.
 chaos: build
-	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -v
+	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -v
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

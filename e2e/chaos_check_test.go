@@ -35,6 +35,7 @@ func (c *chaos) checkInvariants() {
 	c.checkAssignments(all)
 	c.checkWiring(all)
 	c.checkEC2(snap)
+	c.checkIPv6InEC2(all)
 	c.checkOthers()
 	for _, in := range intents {
 		c.violate("intent %s (%s %s) left after the run settled", in.ID, in.Kind, in.ENIID)
@@ -46,16 +47,23 @@ func (c *chaos) checkInvariants() {
 }
 
 // checkAssignments: every live pod has exactly one assignment, no other pod
-// has any, and no address is held twice.
+// has any, no address (IPv4, IPv6 /128 or egress) is held twice, and each
+// pod has the families the mode gives.
 func (c *chaos) checkAssignments(all []store.Assignment) {
 	byID := map[string]int{}
 	byIP := map[netip.Addr]string{}
 	for _, a := range all {
 		byID[a.ContainerID]++
-		if other, dup := byIP[a.IP]; dup {
-			c.violate("%s assigned to %s and %s", a.IP, other, a.Key)
+		for _, ip := range []netip.Addr{a.IP, a.IPv6, a.EgressIP} {
+			if !ip.IsValid() {
+				continue
+			}
+			if other, dup := byIP[ip]; dup {
+				c.violate("%s assigned to %s and %s", ip, other, a.Key)
+			}
+			byIP[ip] = a.Key
 		}
-		byIP[a.IP] = a.Key
+		c.checkFamilies(a)
 	}
 	for _, s := range c.slots {
 		if n := byID[s.p.id]; s.live && n != 1 {
@@ -70,29 +78,48 @@ func (c *chaos) checkAssignments(all []store.Assignment) {
 	}
 }
 
-// checkWiring: the node holds exactly the live pods' veths, /32 routes and
-// rules, and each live pod's interface has its address.
+// checkFamilies: the assignment holds what the run's mode gives a pod.
+func (c *chaos) checkFamilies(a store.Assignment) {
+	want4, want6, wantEgress := true, false, false
+	switch *chaosFamily {
+	case "ipv6":
+		want4, want6, wantEgress = false, true, true
+	case "dual":
+		want6 = true
+	}
+	if a.IP.IsValid() != want4 || a.IPv6.IsValid() != want6 || a.EgressIP.IsValid() != wantEgress {
+		c.violate("%s holds IPv4 %s, IPv6 %s, egress %s: not what %s mode gives", a.Key, a.IP, a.IPv6, a.EgressIP, *chaosFamily)
+	}
+}
+
+// checkWiring: the node holds exactly the live pods' veths, /32 and /128
+// routes and rules, and each live pod's interface has its addresses.
 func (c *chaos) checkWiring(all []store.Assignment) {
 	var want netns.HostState
 	for _, a := range all {
 		want.Veths = append(want.Veths, a.HostVeth)
-		want.Routes = append(want.Routes, netns.RouteInfo{IP: a.IP, Veth: a.HostVeth})
-		want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioToPod, IP: a.IP, Table: unix.RT_TABLE_MAIN})
-		if a.DeviceIndex > 0 {
-			want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioFromPod, IP: a.IP, Table: a.DeviceIndex + 1})
+		for _, ip := range []netip.Addr{a.IP, a.IPv6} {
+			if !ip.IsValid() {
+				continue
+			}
+			want.Routes = append(want.Routes, netns.RouteInfo{IP: ip, Veth: a.HostVeth})
+			want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioToPod, IP: ip, Table: unix.RT_TABLE_MAIN})
+			if a.DeviceIndex > 0 {
+				want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioFromPod, IP: ip, Table: a.DeviceIndex + 1})
+			}
 		}
 	}
 	got := c.w.hostState()
 	diffSets(c, "host veth", want.Veths, got.Veths)
 	diffSets(c, "host route", want.Routes, got.Routes)
 	diffSets(c, "pod rule", want.Rules, got.Rules)
-	ips := map[string]netip.Addr{}
+	held := map[string]store.Assignment{}
 	for _, a := range all {
-		ips[a.ContainerID] = a.IP
+		held[a.ContainerID] = a
 	}
 	for _, s := range c.slots {
-		if ip, ok := ips[s.p.id]; ok && s.live {
-			c.checkPodSide(s.p, ip)
+		if a, ok := held[s.p.id]; ok && s.live {
+			c.checkPodSide(s.p, a)
 		}
 	}
 }
@@ -110,8 +137,9 @@ func diffSets[T comparable](c *chaos, what string, want, got []T) {
 	}
 }
 
-// checkPodSide: the pod's interface holds exactly its address.
-func (c *chaos) checkPodSide(p *pod, ip netip.Addr) {
+// checkPodSide: the pod's interface holds exactly its addresses (link-local
+// ones aside), and an egress address is on its egress interface.
+func (c *chaos) checkPodSide(p *pod, a store.Assignment) {
 	h, err := netlink.NewHandleAt(vnetns.NsHandle(p.ns.Fd()))
 	if err != nil {
 		c.violate("netlink in %s: %v", p.id, err)
@@ -123,10 +151,39 @@ func (c *chaos) checkPodSide(p *pod, ip netip.Addr) {
 		c.violate("live pod %s has no %s: %v", p.id, p.ifname, err)
 		return
 	}
-	addrs, err := h.AddrList(link, unix.AF_INET)
-	if err != nil || len(addrs) != 1 || !is32(addrs[0].IPNet, ip) {
-		c.violate("live pod %s: addresses %v (%v), want only %s/32", p.id, addrs, err, ip)
+	want := podIPsOf(a)
+	if got, err := globalAddrs(h, link); err != nil || !slices.Equal(got, want) {
+		c.violate("live pod %s: addresses %v (%v), want only %v, each a single-address prefix", p.id, got, err, want)
 	}
+	if !a.EgressIP.IsValid() {
+		return
+	}
+	if l, err := h.LinkByName(netns.EgressV4IfName); err != nil {
+		c.violate("live pod %s has no %s: %v", p.id, netns.EgressV4IfName, err)
+	} else if got, err := globalAddrs(h, l); err != nil || len(got) != 1 || got[0] != a.EgressIP {
+		c.violate("live pod %s: %s has %v (%v), want %s", p.id, netns.EgressV4IfName, got, err, a.EgressIP)
+	}
+}
+
+// globalAddrs are link's addresses but link-local ones, IPv4 first; an
+// address on the pod interface that is not a /32 or /128 is returned
+// invalid, so it never matches. (v4if0's /22 is the reference's.)
+func globalAddrs(h *netlink.Handle, link netlink.Link) ([]netip.Addr, error) {
+	addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
+	var out []netip.Addr
+	for _, ad := range addrs {
+		ip, _ := netip.AddrFromSlice(ad.IP)
+		ip = ip.Unmap()
+		if ip.Is6() && ip.IsLinkLocalUnicast() {
+			continue
+		}
+		if ones, bits := ad.Mask.Size(); ones != bits && link.Attrs().Name != netns.EgressV4IfName {
+			ip = netip.Addr{}
+		}
+		out = append(out, ip)
+	}
+	slices.SortFunc(out, func(x, y netip.Addr) int { return x.Compare(y) })
+	return out, err
 }
 
 // checkEC2: the emulator and the store agree on every ENI and block, and
@@ -166,6 +223,28 @@ func (c *chaos) checkEC2(snap pool.Snapshot) {
 	}
 	for id := range inStore {
 		c.violate("ENI %s in the store, not in EC2", id)
+	}
+}
+
+// checkIPv6InEC2: every pod's /128 lies in a /80 EC2 lists on the
+// primary ENI (EC2 routes only those to the node; a dual-stack pod's IPv4
+// may be on another ENI), and never is the /80's network address.
+func (c *chaos) checkIPv6InEC2(all []store.Assignment) {
+	state := c.w.sim.State()
+	primary := state.ENIs[0]
+	for _, e := range state.ENIs {
+		if e.DeviceIndex == 0 {
+			primary = e
+		}
+	}
+	for _, a := range all {
+		if !a.IPv6.IsValid() {
+			continue
+		}
+		ok := slices.ContainsFunc(primary.IPv6Prefixes, func(p netip.Prefix) bool { return p.Contains(a.IPv6) && p.Addr() != a.IPv6 })
+		if !ok {
+			c.violate("%s holds %s, not a host of a /80 EC2 lists on the primary ENI %s (%v)", a.Key, a.IPv6, primary.ID, primary.IPv6Prefixes)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,24 @@ import (
 // chaosDuration is how long TestChaos runs its chaos phase (`make chaos`,
 // CHAOS_DURATION); 0, the default, skips it so `make test` stays short.
 var chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos's chaos phase this long (0: skip TestChaos)")
+
+// chaosFamily is the IP family mode of the run (`make chaos
+// CHAOS_FAMILY=ipv6`): ipv4, ipv6 (IPv6-only pods with v4if0) or dual.
+var chaosFamily = flag.String("chaos.family", "ipv4", "TestChaos's IP family mode: ipv4, ipv6 or dual")
+
+// chaosFamilyEnv are the knobs of a family mode.
+func chaosFamilyEnv(t *testing.T, family string) []string {
+	switch family {
+	case "ipv4":
+		return nil
+	case "ipv6":
+		return []string{"ENABLE_IPv6=true", "ENABLE_IPv4=false", "ENABLE_PREFIX_DELEGATION=true"}
+	case "dual":
+		return []string{"ENABLE_IPv6=true"}
+	}
+	t.Fatalf("-chaos.family=%q: want ipv4, ipv6 or dual", family)
+	return nil
+}
 
 // chaosOpts: an m5.xlarge (4 ENIs x 15 addresses) with two ENIs that are not
 // vpc-cni's (chaosOthers), so 2 x 14 = 28 addresses for 24 pods: the pool
@@ -67,6 +86,7 @@ func TestChaos(t *testing.T) {
 		t.Skip("chaos run: give -chaos.duration (make chaos)")
 	}
 	opts := chaosOpts
+	opts.env = append(slices.Clone(opts.env), chaosFamilyEnv(t, *chaosFamily)...)
 	var others map[string]ec2sim.ENI
 	opts.prepare = func(s *ec2sim.Sim) []string {
 		var err error

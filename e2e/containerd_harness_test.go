@@ -368,7 +368,8 @@ func unmountUnder(dir string) {
 // criPod is one sandbox run through crictl, seen as the tests' pod.
 type criPod struct {
 	*pod
-	ip string // what the CRI plugin reports
+	ip  string   // what the CRI plugin reports
+	ips []string // ip and the additional IPs (a dual-stack pod's second family)
 }
 
 // runPod runs a sandbox for namespace/name and reads back its netns and IP.
@@ -389,29 +390,34 @@ func (c *criNode) runPod(t *testing.T, namespace, name string) *criPod {
 		t.Fatalf("%v\n%s", err, c.logTail())
 	}
 	id := strings.TrimSpace(string(out))
-	netnsPath, ip, err := c.inspect(id)
+	netnsPath, ips, err := c.inspect(id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ip := ips[0]
 	c.netnses = append(c.netnses, netnsPath)
 	n, err := ns.GetNS(netnsPath)
 	if err != nil {
 		t.Fatalf("pod %s netns %s: %v", name, netnsPath, err)
 	}
 	t.Cleanup(func() { _ = n.Close() })
-	return &criPod{pod: &pod{ns: n, namespace: namespace, name: name, id: id, ifname: "eth0"}, ip: ip}
+	return &criPod{pod: &pod{ns: n, namespace: namespace, name: name, id: id, ifname: "eth0"}, ip: ip, ips: ips}
 }
 
-// inspect reads a sandbox's netns path and IP from `crictl inspectp`.
-func (c *criNode) inspect(id string) (netnsPath, ip string, err error) {
+// inspect reads a sandbox's netns path and IPs (the first, then the
+// additional ones) from `crictl inspectp`.
+func (c *criNode) inspect(id string) (netnsPath string, ips []string, err error) {
 	out, err := c.run("inspectp", id)
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	var v struct {
 		Status struct {
 			Network struct {
-				IP string `json:"ip"`
+				IP            string `json:"ip"`
+				AdditionalIPs []struct {
+					IP string `json:"ip"`
+				} `json:"additionalIps"`
 			} `json:"network"`
 		} `json:"status"`
 		Info struct {
@@ -426,7 +432,7 @@ func (c *criNode) inspect(id string) (netnsPath, ip string, err error) {
 		} `json:"info"`
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
-		return "", "", fmt.Errorf("crictl inspectp %s: %v\n%s", id, err, out)
+		return "", nil, fmt.Errorf("crictl inspectp %s: %v\n%s", id, err, out)
 	}
 	for _, n := range v.Info.RuntimeSpec.Linux.Namespaces {
 		if n.Type == "network" {
@@ -434,7 +440,11 @@ func (c *criNode) inspect(id string) (netnsPath, ip string, err error) {
 		}
 	}
 	if netnsPath == "" {
-		return "", "", fmt.Errorf("crictl inspectp %s names no network namespace:\n%s", id, out)
+		return "", nil, fmt.Errorf("crictl inspectp %s names no network namespace:\n%s", id, out)
 	}
-	return netnsPath, v.Status.Network.IP, nil
+	ips = []string{v.Status.Network.IP}
+	for _, a := range v.Status.Network.AdditionalIPs {
+		ips = append(ips, a.IP)
+	}
+	return netnsPath, ips, nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
@@ -113,7 +112,7 @@ func assertPodHasAddr(t *testing.T, h *netlink.Handle, ifname string, ip netip.A
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs, err := h.AddrList(link, unix.AF_INET)
+	addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
 	if err != nil {
 		t.Fatal(err)
 	}

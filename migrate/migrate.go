@@ -166,7 +166,11 @@ func (out *Report) adoptPods(ctx context.Context, r *reconcile.Runner, m migrati
 func unlistedPods(ws []netns.PodWiring) []Pod {
 	var out []Pod
 	for _, w := range ws {
-		out = append(out, Pod{IP: w.IP.String(), HostVeth: w.HostVeth, Netns: w.Netns, Adopted: true,
+		ip := w.IP
+		if !ip.IsValid() {
+			ip = w.IP6
+		}
+		out = append(out, Pod{IP: ip.String(), HostVeth: w.HostVeth, Netns: w.Netns, Adopted: true,
 			Note: "wired in the kernel, not in the checkpoint: would be restored as `state rebuild` does"})
 	}
 	return out

@@ -54,6 +54,10 @@ func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENI
 	for _, p := range pods {
 		veth := netns.HostVethNameWith(prefix, p.Namespace, p.Name, p.ContainerID) // aws-node's AWS_VPC_K8S_CNI_VETHPREFIX, carried
 		named[veth] = true
+		if !p.IP.IsValid() {
+			problems = m.addIPv6Pod(p, veth, byVeth, enis, problems)
+			continue
+		}
 		out := Pod{Key: p.Key(), IP: p.IP.String(), HostVeth: veth, Pod: status.PodName(p.Namespace, p.Name)}
 		w, wiredUp := byVeth[veth]
 		eni, onNode := owner[p.IP]
@@ -79,11 +83,73 @@ func planMigration(pods []awsnode.Pod, wired []netns.PodWiring, enis []cloud.ENI
 		return m, fmt.Errorf("the checkpoint does not match this node; nothing was changed:\n  %s", strings.Join(problems, "\n  "))
 	}
 	for _, w := range wired {
-		if !named[w.HostVeth] && w.IP.IsValid() {
+		if !named[w.HostVeth] && (w.IP.IsValid() || w.IP6.IsValid()) {
 			m.unlisted = append(m.unlisted, w)
 		}
 	}
 	return m, nil
+}
+
+// addIPv6Pod plans an IPv6 pod into m; a problem is appended to problems.
+func (m *migration) addIPv6Pod(p awsnode.Pod, veth string, byVeth map[string]netns.PodWiring, enis []cloud.ENIInfo, problems []string) []string {
+	out, a, problem := planIPv6Pod(p, veth, byVeth, enis)
+	if a != nil {
+		m.adopt = append(m.adopt, *a)
+	}
+	m.pods = append(m.pods, out)
+	if problem != "" {
+		problems = append(problems, problem)
+	}
+	return problems
+}
+
+// planIPv6Pod is planMigration for a pod of the reference's IPv6 mode: its
+// /128 must be the one its host veth routes and lie in a /80 (or be an
+// address) EC2 lists on an attached ENI; its v4if0 address, found in the
+// kernel, is adopted with it so no new pod is given it.
+func planIPv6Pod(p awsnode.Pod, veth string, byVeth map[string]netns.PodWiring, enis []cloud.ENIInfo) (Pod, *store.Assignment, string) {
+	out := Pod{Key: p.Key(), IP: p.IPv6.String(), HostVeth: veth, Pod: status.PodName(p.Namespace, p.Name)}
+	w, wiredUp := byVeth[veth]
+	eni := ipv6Owner(enis, p.IPv6)
+	switch {
+	case !wiredUp:
+		out.Note = "host veth absent: the pod is gone; its address stays free (the reference prunes it too)"
+		return out, nil, ""
+	case w.IP6.IsValid() && w.IP6 != p.IPv6:
+		return out, nil, fmt.Sprintf("%s (%s): its host veth %s routes %s, not %s", out.Pod, p.Key(), veth, w.IP6, p.IPv6)
+	case eni == "":
+		return out, nil, fmt.Sprintf("%s (%s, %s): EC2 does not list it in a /80 of this node's attached ENIs", p.IPv6, out.Pod, p.Key())
+	}
+	out.ENI, out.Netns, out.Adopted = eni, w.Netns, true
+	if w.Netns == "" {
+		out.Note = "its network namespace was not found: kept until the runtime's DEL"
+	}
+	a := &store.Assignment{ContainerID: p.ContainerID, IfName: p.IfName, Network: p.Network, IPv6: p.IPv6,
+		Netns: w.Netns, PodNamespace: p.Namespace, PodName: p.Name, HostVeth: veth, Time: p.Time}
+	if w.EgressIP.Is4() {
+		a.EgressIP = w.EgressIP
+	}
+	return out, a, ""
+}
+
+// ipv6Owner is the attached ENI whose /80s (or IPv6 addresses) hold ip.
+func ipv6Owner(enis []cloud.ENIInfo, ip netip.Addr) string {
+	for _, e := range enis {
+		if !e.Attached {
+			continue
+		}
+		for _, p := range e.IPv6Prefixes {
+			if p.Contains(ip) {
+				return e.ID
+			}
+		}
+		for _, a := range e.IPv6s {
+			if a == ip {
+				return e.ID
+			}
+		}
+	}
+	return ""
 }
 
 // primaryMark prefixes the owner of an ENI's primary address, which no pod
@@ -124,12 +190,13 @@ func alreadyMigrated(have []store.Assignment, m migration) bool {
 	if len(have) == 0 {
 		return false
 	}
-	ip := map[string]netip.Addr{}
+	type addrs struct{ v4, v6 netip.Addr }
+	held := map[string]addrs{}
 	for _, a := range have {
-		ip[a.Key] = a.IP
+		held[a.Key] = addrs{a.IP, a.IPv6}
 	}
 	for _, a := range m.adopt {
-		if ip[store.AssignmentKey(a.ContainerID, a.IfName)] != a.IP {
+		if h, ok := held[store.AssignmentKey(a.ContainerID, a.IfName)]; !ok || h != (addrs{a.IP, a.IPv6}) {
 			return false
 		}
 	}

@@ -92,3 +92,31 @@ func TestAlreadyMigrated(t *testing.T) {
 		}
 	}
 }
+
+// The reference's IPv6 mode: a checkpoint row with "ipv6" is adopted when
+// its veth routes that /128 and it lies in an attached ENI's /80, with the
+// v4if0 address the kernel shows; one outside every /80 is refused by name.
+func TestPlanMigrationIPv6Rows(t *testing.T) {
+	enis := []cloud.ENIInfo{{ID: "eni-a", Attached: true, PrimaryIP: netip.MustParseAddr("10.0.0.4"),
+		IPv6Prefixes: []netip.Prefix{netip.MustParsePrefix("2001:db8:0:1:1::/80")}}}
+	six := awsnode.Pod{Network: "aws-cni", ContainerID: "c-six", IfName: "eth0", IPv6: netip.MustParseAddr("2001:db8:0:1:1::7"),
+		Namespace: "ns", Name: "six"}
+	w := netns.PodWiring{HostVeth: netns.HostVethName("ns", "six"), IP6: six.IPv6, Netns: "/run/netns/six",
+		EgressIP: netip.MustParseAddr("169.254.172.9")}
+	m, err := planMigration([]awsnode.Pod{six}, []netns.PodWiring{w}, enis, netns.VethPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.adopt) != 1 || m.adopt[0].IPv6 != six.IPv6 || m.adopt[0].IP.IsValid() || m.adopt[0].EgressIP != w.EgressIP || m.pods[0].ENI != "eni-a" {
+		t.Fatalf("adopt %+v pods %+v", m.adopt, m.pods)
+	}
+	if !alreadyMigrated([]store.Assignment{{Key: "c-six/eth0", IPv6: six.IPv6}}, m) || alreadyMigrated([]store.Assignment{{Key: "c-other/eth0"}}, m) {
+		t.Error("alreadyMigrated must compare the IPv6 too")
+	}
+	off := six
+	off.IPv6 = netip.MustParseAddr("2001:db8:9::7")
+	w.IP6 = off.IPv6
+	if _, err := planMigration([]awsnode.Pod{off}, []netns.PodWiring{w}, enis, netns.VethPrefix); err == nil || !strings.Contains(err.Error(), "2001:db8:9::7 (ns/six, c-six/eth0): EC2 does not list it in a /80") {
+		t.Fatalf("a /128 outside every /80: %v", err)
+	}
+}

@@ -14,6 +14,8 @@ import (
 type PodWiring struct {
 	HostVeth string
 	IP       netip.Addr // the /32 route through HostVeth
+	IP6      netip.Addr // the /128 route through HostVeth (IPv6 and dual-stack pods)
+	EgressIP netip.Addr // the host route into an egress range through another veth into the same namespace (v4if0's or v6if0's)
 	Table    int        // the prio 1536 rule's table; 0 for an address of the primary ENI
 	Netns    string     // a path to the namespace the veth leads to; "" if none was found
 	IfName   string     // the pod side's name in that namespace
@@ -47,12 +49,20 @@ func DiscoverPodsWith(prefix string) ([]PodWiring, error) {
 			return err
 		}
 		paths := netnsByID(h)
+		egress := egressByNetns(h)
 		for _, l := range veths {
 			p := PodWiring{HostVeth: l.Attrs().Name, Netns: paths[l.Attrs().NetNsID]}
 			for _, r := range routes {
-				if r.Veth == p.HostVeth {
+				switch {
+				case r.Veth != p.HostVeth:
+				case r.IP.Is4():
 					p.IP = r.IP
+				default:
+					p.IP6 = r.IP
 				}
+			}
+			if l.Attrs().NetNsID >= 0 {
+				p.EgressIP = egress[l.Attrs().NetNsID]
 			}
 			for _, r := range rules {
 				if r.Priority == PrioFromPod && r.IP == p.IP && p.IP.IsValid() {
@@ -67,6 +77,38 @@ func DiscoverPodsWith(prefix string) ([]PodWiring, error) {
 		return nil
 	})
 	return out, err
+}
+
+// egressByNetns maps a namespace's netnsid to the egress address routed
+// into it: a host route into an egress range through a veth whose other end
+// is there (vpc-cni's EgressVethName, or the reference's egress-cni's
+// random veth name, so a migrated pod's v4if0 address is found too).
+func egressByNetns(h *netlink.Handle) map[int]netip.Addr {
+	out := map[int]netip.Addr{}
+	links, err := dump(h.LinkList)
+	if err != nil {
+		return out
+	}
+	var veths []netlink.Link
+	for _, l := range links {
+		if l.Type() == "veth" && l.Attrs().NetNsID >= 0 {
+			veths = append(veths, l)
+		}
+	}
+	routes, err := listPodRoutes(h, veths)
+	if err != nil {
+		return out
+	}
+	ids := map[string]int{}
+	for _, l := range veths {
+		ids[l.Attrs().Name] = l.Attrs().NetNsID
+	}
+	for _, r := range routes {
+		if EgressV4Range.Contains(r.IP) || EgressV6Range.Contains(r.IP) {
+			out[ids[r.Veth]] = r.IP
+		}
+	}
+	return out
 }
 
 // netnsByID maps the netnsids this namespace has given to others onto a

@@ -3,6 +3,7 @@ package netns
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -16,8 +17,8 @@ import (
 // with the assignments it knows.
 type HostState struct {
 	Veths  []string    // links named eni* that are veths
-	Rules  []RuleInfo  // prio 512 and 1536 rules with a /32 selector
-	Routes []RouteInfo // main-table /32 routes through eni* veths
+	Rules  []RuleInfo  // prio 512 and 1536 rules with a /32 (IPv4) or /128 (IPv6) selector
+	Routes []RouteInfo // main-table /32 and /128 routes through eni* veths
 	// Live are the Veths whose other end is in another network namespace.
 	// The kernel deletes both ends of a veth when either namespace goes, so
 	// that namespace is alive: a running pod's, whatever the store says.
@@ -83,10 +84,15 @@ func listPodVeths(h *netlink.Handle, prefix string) ([]netlink.Link, error) {
 }
 
 func listPodRules(h *netlink.Handle) ([]RuleInfo, error) {
-	rules, err := listRules(h)
+	rules, err := listRulesOf(h, unix.AF_INET)
 	if err != nil {
 		return nil, err
 	}
+	rules6, err := listRulesOf(h, unix.AF_INET6)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, rules6...)
 	var out []RuleInfo
 	for _, r := range rules {
 		sel := r.Src
@@ -97,7 +103,7 @@ func listPodRules(h *netlink.Handle) ([]RuleInfo, error) {
 		default:
 			continue
 		}
-		if ip, ok := addrOf32(sel); ok {
+		if ip, ok := addrOfHost(sel); ok {
 			out = append(out, RuleInfo{Priority: r.Priority, IP: ip, Table: r.Table})
 		}
 	}
@@ -112,13 +118,17 @@ func listPodRoutes(h *netlink.Handle, veths []netlink.Link) ([]RouteInfo, error)
 	for _, l := range veths {
 		names[l.Attrs().Index] = l.Attrs().Name
 	}
-	routes, err := dump(func() ([]netlink.Route, error) { return h.RouteList(nil, unix.AF_INET) })
-	if err != nil {
-		return nil, fmt.Errorf("list routes: %w", err)
+	var routes []netlink.Route
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		rs, err := dump(func() ([]netlink.Route, error) { return h.RouteList(nil, family) })
+		if err != nil {
+			return nil, fmt.Errorf("list routes: %w", err)
+		}
+		routes = append(routes, rs...)
 	}
 	var out []RouteInfo
 	for _, r := range routes {
-		ip, ok := addrOf32(r.Dst)
+		ip, ok := addrOfHost(r.Dst)
 		if veth, ours := names[r.LinkIndex]; ok && ours {
 			out = append(out, RouteInfo{IP: ip, Veth: veth})
 		}
@@ -127,6 +137,18 @@ func listPodRoutes(h *netlink.Handle, veths []netlink.Link) ([]RouteInfo, error)
 		return cmp.Or(a.IP.Compare(b.IP), cmp.Compare(a.Veth, b.Veth))
 	})
 	return out, nil
+}
+
+// addrOfHost returns the address of a /32 or /128 selector, or false.
+func addrOfHost(n *net.IPNet) (netip.Addr, bool) {
+	if ip, ok := addrOf32(n); ok || n == nil {
+		return ip, ok
+	}
+	got, ok := netip.AddrFromSlice(n.IP)
+	if !ok || !got.Is6() || got.Is4In6() {
+		return netip.Addr{}, false
+	}
+	return got, isHost(n, got)
 }
 
 // NetnsExists reports whether path is a network namespace (a bind mount

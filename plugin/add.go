@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/netns"
+	"vpc-cni/podgc"
 	"vpc-cni/pool"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
@@ -33,21 +34,24 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		c.log.Warn("no address", "err", err)
 		return err
 	}
-	c.log.Info("address taken", "ip", a.IP, "eni", a.ENIID, "pod", c.pod.Namespace+"/"+c.pod.Name)
+	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "pod", c.pod.Namespace+"/"+c.pod.Name)
 	defer c.maybeRefill()
 	if c.cfg.Delegate {
 		// The interface plugin wires the pod; the routing policy that keeps a
 		// VPC address on its own ENI is ours.
-		if err := c.host.SetPodRules(a.IP, c.podWiring(a).Table); err != nil {
-			c.giveBack(a)
-			return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", a.IP, err), "")
+		for _, ip := range podIPs(a) {
+			if err := c.host.SetPodRules(ip, c.podWiring(a).Table); err != nil {
+				c.clearRules(a)
+				c.giveBack(a)
+				return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", ip, err), "")
+			}
 		}
 		return c.print(ipamResult(c.cfg, a, c.subnet))
 	}
 	wired, err := c.host.SetupPod(c.podWiring(a))
 	if err != nil {
 		c.giveBack(a)
-		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, a.IP, err), "")
+		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, addrList(a), err), "")
 	}
 	return c.print(interfaceResult(c.cfg, c.args, a, wired))
 }
@@ -133,8 +137,9 @@ func (c *call) giveBack(a store.Assignment) {
 }
 
 func (c *call) podWiring(a store.Assignment) netns.Pod {
-	return netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: a.HostVeth,
-		MTU: c.podMTU(), IP: a.IP, Table: netns.RouteTable(a.DeviceIndex)}
+	p := podgc.PodOf(a)
+	p.NetnsPath, p.IfName, p.MTU = c.netns, c.args.IfName, c.podMTU()
+	return p
 }
 
 // print writes the result in the configuration's CNI version, as

@@ -57,9 +57,22 @@ func (c *call) unwire(a store.Assignment, found bool) error {
 		return c.host.TeardownPod(c.teardownSpec(a, found))
 	}
 	if found {
-		return c.host.ClearPodRules(a.IP)
+		return c.clearRules(a)
 	}
 	return nil
+}
+
+// clearRules removes the policy rules of each of the pod's addresses (an
+// IPAM delegate's), going on after an error so that none is left behind
+// needlessly; the first error is returned.
+func (c *call) clearRules(a store.Assignment) error {
+	var first error
+	for _, ip := range podIPs(a) {
+		if err := c.host.ClearPodRules(ip); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func (c *call) assignment() (a store.Assignment, found bool, err error) {
@@ -99,20 +112,30 @@ func (c *call) teardownSpec(a store.Assignment, found bool) netns.Pod {
 		return p
 	}
 	p := netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
-	if ip, ok := prevIP(c.cfg.PrevResult); ok {
-		p.IP = ip
-	}
+	p.IP, p.IP6 = prevIPs(c.cfg.PrevResult)
 	return p
 }
 
-func prevIP(r types.Result) (netip.Addr, bool) {
+// prevIPs are the pod's IPv4 and IPv6 in the prevResult the runtime
+// cached (each invalid when absent). Egress addresses are never listed
+// there (interfaceResult), so the first of each family is the pod's.
+func prevIPs(r types.Result) (v4, v6 netip.Addr) {
 	if r == nil {
-		return netip.Addr{}, false
+		return v4, v6
 	}
 	res, err := current.NewResultFromResult(r)
-	if err != nil || len(res.IPs) == 0 {
-		return netip.Addr{}, false
+	if err != nil {
+		return v4, v6
 	}
-	ip, ok := netip.AddrFromSlice(res.IPs[0].Address.IP.To4())
-	return ip, ok
+	for _, ipc := range res.IPs {
+		ip, ok := netip.AddrFromSlice(ipc.Address.IP)
+		switch ip = ip.Unmap(); {
+		case !ok:
+		case ip.Is4() && !v4.IsValid():
+			v4 = ip
+		case ip.Is6() && !v6.IsValid():
+			v6 = ip
+		}
+	}
+	return v4, v6
 }

@@ -49,7 +49,7 @@ func (v verbs) gc(args *skel.CmdArgs) error {
 
 func (c *call) collect(a store.Assignment) error {
 	if c.cfg.Delegate {
-		if err := c.host.ClearPodRules(a.IP); err != nil {
+		if err := c.clearRules(a); err != nil {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	} else {
@@ -57,6 +57,6 @@ func (c *call) collect(a store.Assignment) error {
 			return fmt.Errorf("%s: %v", a.Key, err)
 		}
 	}
-	c.log.Info("gc releases a stale attachment", "key", a.Key, "ip", a.IP)
+	c.log.Info("gc releases a stale attachment", "key", a.Key, "ips", addrList(a))
 	return c.release(a.Key)
 }

@@ -25,11 +25,15 @@ func (v verbs) status(args *skel.CmdArgs) error {
 	var known bool
 	var snap pool.Snapshot
 	var s store.Settings
+	var v6 store.IPv6Pool
 	err = c.store.View(func(tx *store.Tx) (err error) {
 		if node, known, err = tx.Node(); err != nil || !known {
 			return err
 		}
 		if s, err = tx.Settings(); err != nil {
+			return err
+		}
+		if v6, _, err = tx.IPv6Pool(); err != nil {
 			return err
 		}
 		snap, err = tx.Snapshot()
@@ -44,13 +48,23 @@ func (v verbs) status(args *skel.CmdArgs) error {
 	if err != nil {
 		return storeErr("reading the pool", err)
 	}
-	return c.judge(node, s, snap, time.Now())
+	return c.judge(node, s, snap, v6, time.Now())
 }
 
-func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, now time.Time) error {
+// judge says whether an ADD would get every family the mode gives pods: an
+// IPv6 needs the primary ENI's /80 (2^48 addresses: it is there or not;
+// only a pass assigns it, never an ADD), an IPv4 a free address or inline
+// growth.
+func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, v6 store.IPv6Pool, now time.Time) error {
 	knobs, err := c.cfg.Knobs(s.Overrides)
 	if err != nil {
 		return err
+	}
+	if knobs.Pool.PodIPv6() && !v6.Prefix.IsValid() {
+		return unavailable("no IPv6 /80 on the primary ENI yet; the next reconcile pass assigns one")
+	}
+	if !knobs.Pool.PodIPv4() {
+		return nil
 	}
 	if _, _, _, ok := pool.PickPodAddress(snap, now, knobs.Pool); ok {
 		return nil

@@ -102,7 +102,7 @@ func release(st *store.Store, host Host, a store.Assignment, now time.Time) erro
 	}
 	return st.Update(func(tx *store.Tx) error {
 		cur, ok, err := tx.Assignment(a.Key)
-		if err != nil || !ok || cur.IP != a.IP {
+		if err != nil || !ok || cur.IP != a.IP || cur.IPv6 != a.IPv6 {
 			return err // gone or replaced meanwhile: nothing of ours to release
 		}
 		_, _, err = tx.Give(a.Key, now)
@@ -112,8 +112,12 @@ func release(st *store.Store, host Host, a store.Assignment, now time.Time) erro
 
 // PodOf is the wiring an assignment recorded: what to tear down for it.
 func PodOf(a store.Assignment) netns.Pod {
-	return netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP,
+	p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP, IP6: a.IPv6,
 		Table: netns.RouteTable(a.DeviceIndex)}
+	if a.EgressIP.IsValid() {
+		p.Egress = &netns.Egress{IP: a.EgressIP}
+	}
+	return p
 }
 
 // LivePods are the host routes through veths whose namespace is alive: the
@@ -133,7 +137,7 @@ func LivePods(hs netns.HostState) []netns.RouteInfo {
 func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
 	veths, ips := map[string]bool{}, map[netip.Addr]bool{}
 	for _, a := range live {
-		veths[a.HostVeth], ips[a.IP] = true, true
+		veths[a.HostVeth], ips[a.IP], ips[a.IPv6] = true, true, true
 	}
 	for _, v := range hs.Live {
 		if !veths[v] {
@@ -162,7 +166,7 @@ func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRu
 	for _, r := range hs.Routes {
 		if !ips[r.IP] && !seen[r.IP] {
 			seen[r.IP] = true
-			remove(fmt.Sprintf("route %s/32 dev %s", r.IP, r.Veth), "", r.IP)
+			remove(fmt.Sprintf("route %s/%d dev %s", r.IP, r.IP.BitLen(), r.Veth), "", r.IP)
 		}
 	}
 	for _, r := range hs.Rules {

@@ -60,8 +60,12 @@ func ReadCNICache(dir string) []CacheEntry {
 // MatchCache finds the entry of w: its address in the result, and its
 // namespace and interface when the entry records them.
 func MatchCache(cache []CacheEntry, w netns.PodWiring) (CacheEntry, bool) {
+	ip := w.IP
+	if !ip.IsValid() {
+		ip = w.IP6 // an IPv6-only pod
+	}
 	for _, c := range cache {
-		if !c.hasIP(w.IP) {
+		if !c.hasIP(ip) {
 			continue
 		}
 		if (c.Netns == "" || w.Netns == "" || c.Netns == w.Netns) && (w.IfName == "" || c.IfName == w.IfName) {

@@ -32,7 +32,11 @@ func IsLost(fresh bool, hs netns.HostState) Lost {
 	if !fresh {
 		return Lost{}
 	}
-	return Lost{Pods: len(podgc.LivePods(hs))}
+	veths := map[string]bool{} // a dual-stack pod has a route of each family
+	for _, r := range podgc.LivePods(hs) {
+		veths[r.Veth] = true
+	}
+	return Lost{Pods: len(veths)}
 }
 
 // Fresh reports whether the store holds no pool: the file is missing, or

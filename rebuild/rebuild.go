@@ -124,13 +124,13 @@ func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []
 // Restore records one pod interface the kernel shows, named by its cache
 // entry when one matches, and adds it (and any failure) to the report.
 func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, now time.Time) {
-	p := Pod{IP: w.IP.String(), HostVeth: w.HostVeth, Netns: w.Netns}
+	p := Pod{IP: wiredIPs(w), HostVeth: w.HostVeth, Netns: w.Netns}
 	defer func() { out.Pods = append(out.Pods, p) }()
-	if !w.IP.IsValid() {
-		p.Note = "no /32 route through it: a leftover, not restored (vpcctl gc removes it)"
+	if !w.IP.IsValid() && !w.IP6.IsValid() {
+		p.Note = "no /32 or /128 route through it: a leftover, not restored (vpcctl gc removes it)"
 		return
 	}
-	a := store.Assignment{IP: w.IP, HostVeth: w.HostVeth, Netns: w.Netns, IfName: w.IfName}
+	a := store.Assignment{IP: w.IP, IPv6: w.IP6, EgressIP: w.EgressIP, HostVeth: w.HostVeth, Netns: w.Netns, IfName: w.IfName}
 	if a.IfName == "" {
 		a.IfName = "eth0"
 	}
@@ -150,11 +150,25 @@ func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, 
 	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
 	p.Key = a.Key
 	if _, err := tx.Restore(a, now); err != nil {
-		out.Failed = append(out.Failed, fmt.Sprintf("%s (%s): %v", a.Key, w.IP, err))
+		out.Failed = append(out.Failed, fmt.Sprintf("%s (%s): %v", a.Key, p.IP, err))
 		p.Note = "not restored: " + err.Error()
 		return
 	}
 	out.restored++
+}
+
+// wiredIPs names the pod's VPC addresses as the kernel routes them, IPv4
+// first ("" for none).
+func wiredIPs(w netns.PodWiring) string {
+	switch {
+	case w.IP.IsValid() && w.IP6.IsValid():
+		return w.IP.String() + "," + w.IP6.String()
+	case w.IP6.IsValid():
+		return w.IP6.String()
+	case w.IP.IsValid():
+		return w.IP.String()
+	}
+	return ""
 }
 
 // rebuiltNetwork marks assignments whose network the rebuild could not

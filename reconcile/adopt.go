@@ -3,7 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -39,6 +43,9 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 		if err := persistEffective(tx, p.cfg, now); err != nil {
 			return err
 		}
+		if err := adoptIPv6(tx, p.cfg.Pool, p.node.PrimaryENI, truth, now); err != nil {
+			return err
+		}
 		return restore(tx)
 	})
 	if err != nil {
@@ -47,4 +54,22 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 	p.setupHosts()
 	rep.Duration = r.now().Sub(rep.Time)
 	return rep, nil
+}
+
+// adoptIPv6 records the primary ENI's first /80 as the IPv6 pool when the
+// mode gives pods IPv6 and the store has none (a rebuilt file), so the
+// pods' /128s can be restored from it. Which /80s vpc-cni assigned itself
+// is not known any more: none is released until a pass assigns one.
+func adoptIPv6(tx *store.Tx, c pool.Config, primary string, truth []cloud.ENIInfo, now time.Time) error {
+	if !c.PodIPv6() {
+		return nil
+	}
+	if rec, _, err := tx.IPv6Pool(); err != nil || rec.Prefix.IsValid() {
+		return err
+	}
+	i := slices.IndexFunc(truth, func(e cloud.ENIInfo) bool { return e.ID == primary })
+	if i < 0 || len(truth[i].IPv6Prefixes) == 0 {
+		return nil // the next pass assigns one
+	}
+	return tx.PutIPv6Pool(store.IPv6Pool{ENIID: primary, Prefix: truth[i].IPv6Prefixes[0], UpdatedAt: now})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"vpc-cni/hostnet"
+	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -71,7 +72,8 @@ func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac strin
 	if err != nil {
 		return hostnet.Config{}, err
 	}
-	// The carried aws-node knobs these rules follow; overrides hold none.
+	// The carried aws-node knobs and the pods' families these rules follow;
+	// overrides hold none.
 	eff, err := settings.Resolve(settings.Overrides{}, in)
 	if err != nil {
 		return hostnet.Config{}, err
@@ -80,11 +82,25 @@ func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac strin
 	if err != nil {
 		return hostnet.Config{}, err
 	}
-	return hostnet.Config{
+	cfg := hostnet.Config{
 		PrimaryIf: link, PrimaryIP: node.PrimaryIP, VPCCIDRs: node.VPCCIDRs, ExcludeSNAT: n.ExcludeSNAT,
 		ExternalSNAT: n.ExternalSNAT, Randomize: hostnet.Randomize(n.Randomize), NodePort: n.NodePort,
 		Mark: n.ConnMark, VethPrefix: eff.VethPrefix, ExternalServices: eff.ExternalServiceCIDRs,
-	}, nil
+	}
+	familyRules(&cfg, eff.Pool, node)
+	return cfg, nil
+}
+
+// familyRules fills the IPv6 part of the node rules from the mode: IPv6
+// forwarding and the fwmark rule in IPv6 for IPv6 and dual-stack pods, and
+// v4if0's egress range (pool.Config.EgressRange), SNATed to the primary
+// IPv4. v6if0's SNAT needs the node's IPv6, which the store does not hold
+// yet: ENABLE_V6_EGRESS gets no node rules so far.
+func familyRules(cfg *hostnet.Config, c pool.Config, _ store.Node) {
+	cfg.IPv6 = c.PodIPv6()
+	if r, ok := c.EgressRange(); ok && r.Addr().Is4() {
+		cfg.V4EgressRange = r
+	}
 }
 
 // PrimaryLink finds the primary ENI's link in the process's namespace.

@@ -10,11 +10,25 @@ import (
 // Restore records a pod's assignment of a known address, as
 // `vpcctl state rebuild` recovers it from the kernel: the address must be
 // in the pool and not assigned to another key. It keeps a.Time when set.
+// An IPv6 (a /128 of the pool's /80) and an egress address are restored
+// with it (restoreIPv6); an IPv6-only pod has no IPv4.
 func (t *Tx) Restore(a Assignment, now time.Time) (Assignment, error) {
 	a, err := a.normalize()
 	if err != nil {
 		return a, err
 	}
+	if !a.IP.IsValid() {
+		return t.restoreIPv6(a, now)
+	}
+	out, err := t.restore4(a, now)
+	if err != nil || (!a.IPv6.IsValid() && !a.EgressIP.IsValid()) {
+		return out, err
+	}
+	out.IPv6, out.EgressIP = a.IPv6, a.EgressIP
+	return t.restoreIPv6(out, now)
+}
+
+func (t *Tx) restore4(a Assignment, now time.Time) (Assignment, error) {
 	rec, ok, err := t.addr(a.IP)
 	if err != nil {
 		return a, err

@@ -10,6 +10,8 @@
 //	                 "ipv4":"10.0.1.23","allocationTimestamp":1700000000000000000,
 //	                 "metadata":{"k8sPodNamespace":"ns","k8sPodName":"p","interfacesCount":1}}]}
 //
+// In its IPv6 mode an allocation carries "ipv6" instead of "ipv4".
+//
 // Network card n>0 has its own file, "<base>-nic-<n>.json" (NICFiles).
 package awsnode
 
@@ -44,7 +46,8 @@ type Pod struct {
 	Network     string     // the conflist's name ("aws-cni")
 	ContainerID string     // the sandbox ID, as the runtime's DEL names it
 	IfName      string     // the interface in the pod ("eth0")
-	IP          netip.Addr // IPv4
+	IP          netip.Addr // IPv4; invalid for an IPv6 pod
+	IPv6        netip.Addr // the checkpoint's "ipv6" (the reference's IPv6 mode, a /128 of the ENI's /80)
 	Time        time.Time  // when ipamd assigned it; zero if not recorded
 	Namespace   string     // the Kubernetes pod namespace, "" if not recorded
 	Name        string     // the Kubernetes pod name, "" if not recorded
@@ -85,7 +88,7 @@ func ReadFile(path string) ([]Pod, error) {
 }
 
 // Parse reads a checkpoint: one JSON object of a known version, every
-// allocation with a container ID, an interface and an IPv4 address, no
+// allocation with a container ID, an interface and an IPv4 or IPv6 address, no
 // address or interface twice. Any problem is an error naming the entry;
 // nothing is half-read. Fields ipamd may add later are ignored.
 func Parse(data []byte) ([]Pod, error) {
@@ -110,13 +113,17 @@ func Parse(data []byte) ([]Pod, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: allocation %d (container %q): %v", ErrMalformed, i, a.ContainerID, err)
 		}
-		if other, dup := byIP[p.IP]; dup {
-			return nil, fmt.Errorf("%w: address %s is allocated twice, to %s and %s", ErrMalformed, p.IP, other, p.Key())
+		ip := p.IP
+		if !ip.IsValid() {
+			ip = p.IPv6
+		}
+		if other, dup := byIP[ip]; dup {
+			return nil, fmt.Errorf("%w: address %s is allocated twice, to %s and %s", ErrMalformed, ip, other, p.Key())
 		}
 		if byKey[p.Key()] {
 			return nil, fmt.Errorf("%w: interface %s is allocated twice", ErrMalformed, p.Key())
 		}
-		byIP[p.IP], byKey[p.Key()] = p.Key(), true
+		byIP[ip], byKey[p.Key()] = p.Key(), true
 		pods = append(pods, p)
 	}
 	return pods, nil
@@ -132,21 +139,27 @@ func (a allocationJSON) pod() (Pod, error) {
 		return p, errors.New("containerID or ifName contains '/' or NUL")
 	case a.IfName == "":
 		return p, errors.New("no ifName")
-	case a.IPv4 == "" && a.IPv6 != "":
-		return p, fmt.Errorf("IPv6 address %s: IPv6 pods are not supported", a.IPv6)
-	case a.IPv4 == "":
-		return p, errors.New("no ipv4 address")
+	case a.IPv4 == "" && a.IPv6 == "":
+		return p, errors.New("no ipv4 or ipv6 address")
 	case a.AllocationTimestamp < 0:
 		return p, fmt.Errorf("negative allocationTimestamp %d", a.AllocationTimestamp)
+	}
+	if a.AllocationTimestamp > 0 {
+		p.Time = time.Unix(0, a.AllocationTimestamp).UTC()
+	}
+	if a.IPv4 == "" {
+		ip, err := netip.ParseAddr(a.IPv6)
+		if err != nil || !ip.Is6() || ip.Is4In6() || ip.Zone() != "" || !ip.IsGlobalUnicast() {
+			return p, fmt.Errorf("ipv6 %q is not a global unicast IPv6 address", a.IPv6)
+		}
+		p.IPv6 = ip
+		return p, nil
 	}
 	ip, err := netip.ParseAddr(a.IPv4)
 	if err != nil || !ip.Is4() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsLoopback() {
 		return p, fmt.Errorf("ipv4 %q is not a unicast IPv4 address", a.IPv4)
 	}
 	p.IP = ip
-	if a.AllocationTimestamp > 0 {
-		p.Time = time.Unix(0, a.AllocationTimestamp).UTC()
-	}
 	return p, nil
 }
 

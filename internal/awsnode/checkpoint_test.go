@@ -71,7 +71,9 @@ func TestParseRefuses(t *testing.T) {
 		{"no ifName", alloc(`{"containerID":"abc","ipv4":"100.64.1.10"}`), ErrMalformed, "no ifName"},
 		{"slash in ID", alloc(`{"containerID":"a/b","ifName":"eth0","ipv4":"100.64.1.10"}`), ErrMalformed, "'/'"},
 		{"no address", alloc(`{"containerID":"abc","ifName":"eth0"}`), ErrMalformed, "no ipv4"},
-		{"IPv6", alloc(`{"containerID":"abc","ifName":"eth0","ipv6":"2001:db8::1"}`), ErrMalformed, "IPv6 pods are not supported"},
+		{"IPv6 not global unicast", alloc(`{"containerID":"abc","ifName":"eth0","ipv6":"fe80::1"}`), ErrMalformed, "not a global unicast IPv6"},
+		{"IPv6 not an address", alloc(`{"containerID":"abc","ifName":"eth0","ipv6":"10.0.0.1"}`), ErrMalformed, "not a global unicast IPv6"},
+		{"no address", alloc(`{"containerID":"abc","ifName":"eth0"}`), ErrMalformed, "no ipv4 or ipv6 address"},
 		{"bad address", alloc(`{"containerID":"abc","ifName":"eth0","ipv4":"100.64.1"}`), ErrMalformed, `"100.64.1"`},
 		{"v6 in ipv4", alloc(`{"containerID":"abc","ifName":"eth0","ipv4":"::ffff:100.64.1.1"}`), ErrMalformed, "not a unicast IPv4"},
 		{"unspecified", alloc(`{"containerID":"abc","ifName":"eth0","ipv4":"0.0.0.0"}`), ErrMalformed, "not a unicast IPv4"},
@@ -139,4 +141,20 @@ func FuzzParse(f *testing.F) {
 			ips[p.IP], keys[p.Key()] = true, true
 		}
 	})
+}
+
+// The reference's IPv6 mode writes "ipv6" instead of "ipv4": read, the
+// address kept as the pod's IPv6, a repeated /128 refused.
+func TestParseIPv6Rows(t *testing.T) {
+	pods, err := Parse([]byte(`{"version":"vpc-cni-ipam/1","allocations":[` +
+		`{"networkName":"aws-cni","containerID":"abc","ifName":"eth0","ipv6":"2001:db8:0:1:1::5","allocationTimestamp":1700000000000000000,` +
+		`"metadata":{"k8sPodNamespace":"ns","k8sPodName":"p"}}]}`))
+	if err != nil || len(pods) != 1 || pods[0].IP.IsValid() || pods[0].IPv6.String() != "2001:db8:0:1:1::5" || pods[0].Name != "p" {
+		t.Fatalf("Parse = %+v, %v", pods, err)
+	}
+	_, err = Parse([]byte(`{"version":"vpc-cni-ipam/1","allocations":[` +
+		`{"containerID":"a","ifName":"eth0","ipv6":"2001:db8::5"},{"containerID":"b","ifName":"eth0","ipv6":"2001:db8::5"}]}`))
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "allocated twice") {
+		t.Fatalf("a /128 twice: %v", err)
+	}
 }
