@@ -69,6 +69,21 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 
 // ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
 // the merge takes it) when IMDS agrees with the store.
+// storedView reads what ec2Reason compares IMDS with, in one transaction.
+func (p *pass) storedView() (meta store.PoolMeta, snap pool.Snapshot, v6 store.IPv6Pool, err error) {
+	err = p.Store.View(func(tx *store.Tx) (err error) {
+		if meta, err = tx.PoolMeta(); err != nil {
+			return err
+		}
+		if v6, _, err = tx.IPv6Pool(); err != nil {
+			return err
+		}
+		snap, err = tx.Snapshot()
+		return err
+	})
+	return meta, snap, v6, err
+}
+
 func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	if p.cfg.IMDSOnly {
 		return "", nil, nil // observe reads IMDS, whatever it shows
@@ -79,19 +94,7 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	if len(p.orphans) > 0 {
 		return "intents pending", nil, nil
 	}
-	var meta store.PoolMeta
-	var snap pool.Snapshot
-	var v6 store.IPv6Pool
-	err := p.Store.View(func(tx *store.Tx) (err error) {
-		if meta, err = tx.PoolMeta(); err != nil {
-			return err
-		}
-		if v6, _, err = tx.IPv6Pool(); err != nil {
-			return err
-		}
-		snap, err = tx.Snapshot()
-		return err
-	})
+	meta, snap, v6, err := p.storedView()
 	if errors.Is(err, store.ErrNotInitialized) {
 		return "first read", nil, nil
 	}

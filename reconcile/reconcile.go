@@ -295,15 +295,7 @@ func (p *pass) run(ctx context.Context) error {
 		return err
 	}
 	checkpoint(cpPlanned)
-	results := p.execute(ctx, steps, truth)
-	checkpoint(cpExecuted)
-	err = p.settle(ctx, results, truth)
-	switch {
-	case noFreePrefix(err):
-		err = p.growSingles(ctx)
-	case p.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
-		err = p.growSingles(ctx) // a grow-only round: new ENIs go to the other subnet
-	}
+	err = p.executeAndSettle(ctx, steps, truth)
 	p.setupHosts()
 	if !p.opts.GrowOnly {
 		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
@@ -313,6 +305,22 @@ func (p *pass) run(ctx context.Context) error {
 		p.sweepLeaked(ctx)
 	}
 	return cmp.Or(err, v6err)
+}
+
+// executeAndSettle makes the plan's EC2 calls and commits their outcome;
+// a subnet with no free /28 (or, with subnet discovery, a full one) gets a
+// grow-only round of single addresses (or in the other subnet).
+func (p *pass) executeAndSettle(ctx context.Context, steps []step, truth []cloud.ENIInfo) error {
+	results := p.execute(ctx, steps, truth)
+	checkpoint(cpExecuted)
+	err := p.settle(ctx, results, truth)
+	switch {
+	case noFreePrefix(err):
+		err = p.growSingles(ctx)
+	case p.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
+		err = p.growSingles(ctx) // a grow-only round: new ENIs go to the other subnet
+	}
+	return err
 }
 
 // prepare learns the node once and resolves the effective configuration
