@@ -23,7 +23,7 @@ plugin makes, so the runtime's DEL works with it. A pod whose host veth is gone 
 reference's own restore prunes it; pod veths the checkpoint does not name are restored as
 'vpcctl state rebuild' restores them.
 
-Stop aws-node on the node first (see the README's "Migrating from amazon-vpc-cni-k8s"); write this
+Stop aws-node on the node first (see docs/migrating.md); write this
 plugin's conflist after. Refused, with nothing changed: a malformed checkpoint or one of an unknown
 version, addresses EC2 does not list on the node's ENIs, and a state that already has assignments
 (unless --force). A second run finds the pods recorded and changes nothing.

@@ -23,7 +23,6 @@ func Table(t *printers.Table, s PoolStatus) {
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
 	notOursRows(t, s.NotOurs)
-	notOursRows(t, s.NotOurs)
 	if r := s.NodeRules; r != nil {
 		t.Row("NODE RULES", printers.YesNo(r.InPlace)+": "+r.Detail)
 	}
