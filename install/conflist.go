@@ -29,15 +29,13 @@ var chained = []struct {
 }
 
 // wanted says whether the configuration chains the plugin: portmap always;
-// bandwidth unless ENABLE_BANDWIDTH_PLUGIN=false (aws-node chains it only
-// when true; vpc-cni did by default before the knob, so unset keeps that);
-// tuning with DISABLE_POD_V6=true.
+// bandwidth with ENABLE_BANDWIDTH_PLUGIN (default true: vpc-cni chained it
+// before the knob; aws-node's default is false); tuning with DISABLE_POD_V6.
 func wanted(name string, knobs settings.Inputs) bool {
 	e, _ := settings.Resolve(settings.Overrides{}, knobs) // validated by parseSets and the config step
 	switch name {
 	case "bandwidth":
-		_, _, set := knobs.Lookup(settings.BandwidthPlugin)
-		return e.BandwidthPlugin || !set
+		return e.BandwidthPlugin
 	case "tuning":
 		return e.DisablePodV6
 	}

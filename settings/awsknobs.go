@@ -66,7 +66,7 @@ func (r *resolver) awsNodeKnobs(e *Effective) (err error) {
 		{&e.DisableProvisioning, DisableProvisioning, false},
 		{&e.IMDSOnly, IMDSOnlyMode, false},
 		{&e.DisablePodV6, DisablePodV6, false},
-		{&e.BandwidthPlugin, BandwidthPlugin, false},
+		{&e.BandwidthPlugin, BandwidthPlugin, true}, // chained unless false: vpc-cni did before the knob (aws-node: false)
 	}
 	for _, b := range bools {
 		if *b.dst, err = r.boolean(b.name, b.def); err != nil {

@@ -15,7 +15,7 @@ func TestAWSNodeKnobDefaults(t *testing.T) {
 	}
 	if e.VethPrefix != "eni" || e.PodMTU != 9001 || !e.ManageUntaggedENI || len(e.AdditionalENITags) != 0 ||
 		e.ExternalServiceCIDRs != nil || e.DisableLeakedENICleanup || e.DisableProvisioning || e.IMDSOnly ||
-		e.DisablePodV6 || e.BandwidthPlugin {
+		e.DisablePodV6 || !e.BandwidthPlugin {
 		t.Fatalf("defaults: %+v", e)
 	}
 	if !e.Provisioning() || !e.LeakSweep() {

@@ -50,7 +50,7 @@ var AWSNodeVars = []AWSNodeVar{
 	{Name: DisableProvisioning, Fate: Carried, Default: "false"},
 	{Name: IMDSOnlyMode, Fate: Carried, Default: "false"},
 	{Name: DisablePodV6, Fate: Carried, Default: "false"},
-	{Name: BandwidthPlugin, Fate: Carried, Default: "false"},
+	{Name: BandwidthPlugin, Fate: Carried, Default: "false"}, // aws-node's; vpc-cni's is true
 	{Name: EnableIPv6, Fate: Carried, Default: "false"},
 	{Name: EnableIPv4, Fate: Carried, Default: "true"},
 	{Name: EnableV4Egress, Fate: Carried, Default: "true"},
