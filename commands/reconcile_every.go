@@ -26,7 +26,7 @@ var metricsListenFlag = &cli.StringFlag{
 // more interval, until SIGTERM or SIGINT: the loop of a DaemonSet's
 // container, where no systemd timer runs it. The delay is the timer's
 // RandomizedDelaySec: nodes started together would otherwise pass in step and
-// overflow the account's EC2 buckets (README, cluster scale). A failed pass
+// overflow the account's EC2 buckets (docs/targets.md, cluster scale). A failed pass
 // is reported and the loop goes on (a ConfigMap or a credential may be fixed
 // meanwhile); pods never wait for it, as the plugin grows the pool itself.
 func reconcileEvery(c *cli.Context, every time.Duration, pass func(*cli.Context) error) error {

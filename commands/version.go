@@ -30,7 +30,7 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version, commit and Go version",
-		Flags: []cli.Flag{outputFlag("text")},
+		Flags: []cli.Flag{outputFlag("table")},
 		Action: func(c *cli.Context) error {
 			v := versionInfo()
 			return render(c, v, func(w *printers.Table) {

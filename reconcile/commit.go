@@ -96,7 +96,7 @@ func applyResult(tx *store.Tx, res result, now time.Time, r ClassRules) error {
 // was never sent, or EC2 refused it), so its intent can go. A throttled
 // create goes too: EC2 made no ENI, and repairing it would replay the create
 // (making an ENI) only to delete it, three calls in the bucket that throttled
-// a cluster's scale-up (README, cluster scale); should an earlier attempt
+// a cluster's scale-up (docs/targets.md, cluster scale); should an earlier attempt
 // behind the SDK's retries have made one, it is tagged and unattached, and
 // the leaked-ENI sweep deletes it.
 func settled(res result) bool {

@@ -22,7 +22,7 @@ const (
 // LeakSweepEvery is how often a node looks for leaked ENIs (one
 // DescribeNetworkInterfaces). Hourly, 5,000 nodes spent 1.4 calls a second
 // of the account's 20 on it, as much as a quarter of the IMDS steady state's
-// safety net (vpcctl sim whatif --cluster, README); leaks are rare (intents
+// safety net (vpcctl sim whatif --cluster, docs/targets.md); leaks are rare (intents
 // repair a pass killed mid-call), so six hours is soon enough.
 const LeakSweepEvery = 6 * time.Hour
 

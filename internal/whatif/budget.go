@@ -76,7 +76,7 @@ func (b *nodeBudget) take(action string, t time.Time, limit time.Duration) (wait
 // Backoff is a node-side back-off the cluster model can try: growth waits
 // after EC2 throttled it (RequestLimitExceeded), Base after the first
 // throttled pass, doubled for each one after it up to Max. The zero Backoff
-// never waits, as reconcile does not (README, cluster scale: the runs show
+// never waits, as reconcile does not (docs/targets.md, cluster scale: the runs show
 // it slows the scale-up).
 type Backoff struct{ Base, Max time.Duration }
 
