@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +57,13 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	n.pass()
 	if n.exists(old) || !n.exists(young) {
 		t.Fatalf("after the sweep: old leaked ENI exists=%v, young exists=%v; want false, true", n.exists(old), n.exists(young))
+	}
+	var events []store.Event
+	if err := n.st.View(func(tx *store.Tx) (err error) { events, err = tx.Events(0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events, func(e store.Event) bool { return e.Kind == "leaked-eni" && strings.Contains(e.Message, old) }) {
+		t.Errorf("no leaked-eni event names the deleted %s: %+v", old, events)
 	}
 	for _, id := range others {
 		if !n.exists(id) {

@@ -39,6 +39,9 @@ func (p *pass) saveReport(err error) {
 		if err := countEC2(tx, sr.Calls, err); err != nil {
 			return err
 		}
+		if err := p.recordLateFindings(tx); err != nil {
+			return err
+		}
 		if err == nil {
 			return nil
 		}
@@ -90,4 +93,24 @@ func countEC2(tx *store.Tx, calls map[string]int, passErr error) error {
 		code = ce.Kind.String()
 	}
 	return tx.AddCounter(CounterEC2Errors+strings.TrimPrefix(ce.Op, "ec2:")+"_"+code, 1)
+}
+
+// lateFindings are the kinds a pass finds after its merge (which records
+// its own findings with the plan): what it did to EC2 then, kept as events
+// and counters like the merge's.
+var lateFindings = map[string]bool{"leaked-eni": true, "ipv6-prefix-repaired": true}
+
+func (p *pass) recordLateFindings(tx *store.Tx) error {
+	for _, f := range p.rep.Findings {
+		if !lateFindings[f.Kind] {
+			continue
+		}
+		if err := tx.AddEvent(store.Event{Time: p.now(), Kind: f.Kind, Message: f.Message}); err != nil {
+			return err
+		}
+		if err := tx.AddCounter("findings_"+f.Kind, 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
