@@ -22,6 +22,10 @@ type Node struct {
 	PrimaryENI     string         `json:"primaryEni"`
 	PrimaryMAC     string         `json:"primaryMac"`
 	PrimaryIP      netip.Addr     `json:"primaryIp"`
+	// PrimaryIPv6: the primary ENI's first IPv6 (IMDS ipv6s), read by each
+	// pass only with ENABLE_V6_EGRESS (its SNAT target). Absent otherwise
+	// and in older stores.
+	PrimaryIPv6 netip.Addr `json:"primaryIpv6,omitzero"`
 	SecurityGroups []string       `json:"securityGroups,omitempty"`
 	Limits         pool.Limits    `json:"limits"`
 	Hypervisor     string         `json:"hypervisor,omitempty"`
