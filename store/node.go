@@ -11,25 +11,25 @@ import (
 // Node is the instance's identity and limits, learnt once from IMDS and
 // DescribeInstanceTypes (they never change for an instance).
 type Node struct {
-	InstanceID   string         `json:"instanceId"`
-	InstanceType string         `json:"instanceType"`
-	Region       string         `json:"region"`
-	AZ           string         `json:"az"`
-	VPCID        string         `json:"vpcId"`
-	VPCCIDRs     []netip.Prefix `json:"vpcCidrs,omitempty"`
-	SubnetID     string         `json:"subnetId"`
-	SubnetCIDR   netip.Prefix   `json:"subnetCidr"`
-	PrimaryENI   string         `json:"primaryEni"`
-	PrimaryMAC   string         `json:"primaryMac"`
-	PrimaryIP    netip.Addr     `json:"primaryIp"`
+	InstanceID     string         `json:"instanceId"`
+	InstanceType   string         `json:"instanceType"`
+	Region         string         `json:"region"`
+	AZ             string         `json:"az"`
+	VPCID          string         `json:"vpcId"`
+	VPCCIDRs       []netip.Prefix `json:"vpcCidrs,omitempty"`
+	SubnetID       string         `json:"subnetId"`
+	SubnetCIDR     netip.Prefix   `json:"subnetCidr"`
+	PrimaryENI     string         `json:"primaryEni"`
+	PrimaryMAC     string         `json:"primaryMac"`
+	PrimaryIP      netip.Addr     `json:"primaryIp"`
+	SecurityGroups []string       `json:"securityGroups,omitempty"`
+	Limits         pool.Limits    `json:"limits"`
+	Hypervisor     string         `json:"hypervisor,omitempty"`
+	LearnedAt      time.Time      `json:"learnedAt"`
 	// PrimaryIPv6: the primary ENI's first IPv6 (IMDS ipv6s), read by each
 	// pass only with ENABLE_V6_EGRESS (its SNAT target). Absent otherwise
 	// and in older stores.
-	PrimaryIPv6    netip.Addr  `json:"primaryIpv6,omitzero"`
-	SecurityGroups []string    `json:"securityGroups,omitempty"`
-	Limits         pool.Limits `json:"limits"`
-	Hypervisor     string      `json:"hypervisor,omitempty"`
-	LearnedAt      time.Time   `json:"learnedAt"`
+	PrimaryIPv6 netip.Addr `json:"primaryIpv6,omitzero"`
 }
 
 // Settings are the overrides persisted by `vpcctl pool warm` and the
