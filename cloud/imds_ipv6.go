@@ -36,6 +36,27 @@ func (c *Client) NodeIPv6(ctx context.Context, mac string) (NodeIPv6, error) {
 	return n, nil
 }
 
+// PrimaryIPv6 is the first IPv6 address IMDS lists for the ENI with this
+// MAC (<mac>/ipv6s: one read), the node's IPv6 for ENABLE_V6_EGRESS's SNAT.
+// The zero Addr, no error, when the ENI has none (IMDS answers 404).
+func (c *Client) PrimaryIPv6(ctx context.Context, mac string) (netip.Addr, error) {
+	r, err := c.reader(ctx)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	path := "network/interfaces/macs/" + mac + "/ipv6s"
+	l := optionalLines(r, path)
+	if r.err != nil || len(l) == 0 {
+		return netip.Addr{}, r.err
+	}
+	a, err := netip.ParseAddr(l[0])
+	r.parsed(path, err)
+	if r.err != nil {
+		return netip.Addr{}, r.err
+	}
+	return a, nil
+}
+
 // AttachedInterfacesIPv6 is AttachedInterfaces with each ENI's IPv6 fields
 // read too (three more IMDS reads per ENI, so IPv4-only nodes do not pay them).
 func (c *Client) AttachedInterfacesIPv6(ctx context.Context) ([]IMDSInterface, error) {

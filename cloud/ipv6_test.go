@@ -139,6 +139,9 @@ func TestIMDSIPv6(t *testing.T) {
 		!slices.Equal(n.VPCIPv6CIDRs, []netip.Prefix{sim.VPCIPv6CIDR()}) {
 		t.Fatalf("NodeIPv6 before any address = %+v, %v", n, err)
 	}
+	if a, err := c.PrimaryIPv6(ctx, mac); err != nil || a.IsValid() {
+		t.Fatalf("PrimaryIPv6 before any address = %s, %v; want none", a, err)
+	}
 	pfx, err := c.AssignIPv6Prefix(ctx, st.ENIs[0].ID)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +152,9 @@ func TestIMDSIPv6(t *testing.T) {
 	}
 	if n, err = c.NodeIPv6(ctx, mac); err != nil || n.PrimaryIPv6 != got.Addresses[0] {
 		t.Fatalf("NodeIPv6 = %+v, %v; want ipv6 %s", n, err, got.Addresses[0])
+	}
+	if a, err := c.PrimaryIPv6(ctx, mac); err != nil || a != got.Addresses[0] {
+		t.Fatalf("PrimaryIPv6 = %s, %v; want %s (the /80 is not a /128 of ipv6s)", a, err, got.Addresses[0])
 	}
 	ifaces, err := c.AttachedInterfacesIPv6(ctx)
 	if err != nil || len(ifaces) != 1 {

@@ -204,6 +204,11 @@ func checkGrowth(s status.PoolStatus) Finding {
 		return Finding{"growth", true, fmt.Sprintf("off (%s): %d free", s.NoProvisioning, s.Figures.Free)}
 	case s.GrowBlocked != "":
 		return Finding{"growth", false, "blocked " + s.GrowBlocked}
+	case s.Figures.Free == 0 && s.Figures.Shortfall > 0 && len(s.Pending) == 0 && s.Figures.Cooling > 0:
+		// At its limits, not stuck: freed addresses come back as they cool.
+		return Finding{"growth", true, fmt.Sprintf("no free address now: the node holds all it may (%d of %d ENIs, %d max pods) "+
+			"and %d freed addresses are cooling (usable again within IP_COOLDOWN_PERIOD)",
+			s.Figures.ENIs, s.Figures.MaxENIs, s.Figures.MaxPods, s.Figures.Cooling)}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
 		return Finding{"growth", false, fmt.Sprintf("no free address and a shortfall of %d; pods wait for an inline grow", s.Figures.Shortfall)}
 	}

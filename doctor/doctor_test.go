@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
 	"vpc-cni/rebuild"
 	"vpc-cni/settings"
 	"vpc-cni/status"
@@ -105,5 +106,23 @@ func TestCheckNotOursNamesEachWithItsCost(t *testing.T) {
 		if !f.OK || !strings.Contains(f.Detail, want) {
 			t.Errorf("detail %q lacks %q", f.Detail, want)
 		}
+	}
+}
+
+// No free address with a shortfall is a fault when a pass would grow (pods
+// wait), not when the node holds all it may and freed addresses cool.
+func TestCheckGrowthTellsCoolingAtTheLimitsFromStuck(t *testing.T) {
+	full := pool.Figures{Free: 0, Cooling: 5, Assigned: 23, Shortfall: 8, ENIs: 2, MaxENIs: 2, MaxPods: 28}
+	if f := checkGrowth(status.PoolStatus{Figures: full, Pending: []pool.Action{}}); !f.OK || !strings.Contains(f.Detail, "5 freed addresses are cooling") {
+		t.Errorf("at the limits while addresses cool: %+v", f)
+	}
+	grow := status.PoolStatus{Figures: full, Pending: []pool.Action{{Kind: pool.Assign, Count: 8}}}
+	if f := checkGrowth(grow); f.OK || !strings.Contains(f.Detail, "shortfall of 8") {
+		t.Errorf("a grow is due: %+v", f)
+	}
+	stuck := full
+	stuck.Cooling, stuck.Assigned = 0, 28
+	if f := checkGrowth(status.PoolStatus{Figures: stuck, Pending: []pool.Action{}}); f.OK {
+		t.Errorf("full of pods, nothing cooling: %+v", f)
 	}
 }

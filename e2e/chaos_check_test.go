@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
@@ -22,8 +23,12 @@ func (c *chaos) checkInvariants() {
 	var all []store.Assignment
 	var snap pool.Snapshot
 	var intents []store.Intent
+	var waiting int
 	c.w.view(func(tx *store.Tx) (err error) {
 		if all, err = tx.Assignments(); err != nil {
+			return err
+		}
+		if waiting, err = tx.Waiting(time.Now()); err != nil {
 			return err
 		}
 		if intents, err = tx.Intents(); err != nil {
@@ -37,6 +42,9 @@ func (c *chaos) checkInvariants() {
 	c.checkEC2(snap)
 	c.checkIPv6InEC2(all)
 	c.checkOthers()
+	if waiting > 0 { // every ADD ended, and every failed one's sandbox was DELed
+		c.violate("%d ADDs still count as waiting for an inline grow after the run settled", waiting)
+	}
 	for _, in := range intents {
 		c.violate("intent %s (%s %s) left after the run settled", in.ID, in.Kind, in.ENIID)
 	}

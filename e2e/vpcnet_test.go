@@ -67,15 +67,25 @@ func newVPCWorld(t *testing.T, env ...string) *vpcNet {
 // and knobs that name them (written to the configuration file).
 func newVPCWorldPrepared(t *testing.T, prepare func(*ec2sim.Sim) (map[string]netip.Addr, []string), env ...string) *vpcNet {
 	t.Helper()
+	return newVPCWorldWith(t, prepare, "", env...)
+}
+
+// newVPCWorldWith is newVPCWorldPrepared with a failed step that the
+// passes building the world may report (world.expectFailed).
+func newVPCWorldWith(t *testing.T, prepare func(*ec2sim.Sim) (map[string]netip.Addr, []string), expectFailed string,
+	env ...string) *vpcNet {
+	t.Helper()
 	testenv.RequireRoot(t, needsRoot)
 	v := &vpcNet{vpc: testenv.NewNetNS(t), outside: testenv.NewNetNS(t), client: testenv.NewNetNS(t)}
-	o := worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path()}
+	o := worldOpts{instanceType: "t3.medium", env: env, peerNetns: v.vpc.Path(), expectFailed: expectFailed}
 	if prepare != nil {
 		o.prepare = func(s *ec2sim.Sim) (extra []string) {
 			v.gateways, extra = prepare(s)
 			return extra
 		}
-		o.expectFailed = "InsufficientFreeAddressesInSubnet"
+		if o.expectFailed == "" {
+			o.expectFailed = "InsufficientFreeAddressesInSubnet"
+		}
 	}
 	v.w = newWorld(t, o)
 	v.primaryIP = v.w.nodeIP

@@ -45,6 +45,7 @@ type Input struct {
 	LastCalls     map[string]int // EC2 calls of the last pass, by action
 	LastFailed    bool
 	Reference     Reference // the reference's series (awscni_*)
+	IPv6          *IPv6     // the IPv6 pool; nil on an IPv4-only node
 }
 
 // Render writes the exposition text; names are stable for dashboards.
@@ -68,6 +69,7 @@ func Render(w io.Writer, in Input) error {
 	m.gauge("vpc_cni_intents_in_flight", "EC2 mutations recorded but not yet settled", float64(in.Intents))
 	m.gauge("vpc_cni_grow_blocked", "1 while growth is backed off (subnet exhausted)", boolf(in.GrowBlocked))
 	m.perENI(in.ENIs)
+	m.ipv6(in.IPv6)
 	m.reconcile(in)
 	m.header("vpc_cni_reconcile_failures_total", "counter", "reconcile passes that failed; the last error is in `vpcctl pool status` and `vpcctl events`")
 	m.sample("vpc_cni_reconcile_failures_total", "", float64(in.Counters["reconcile_failed"]))

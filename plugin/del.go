@@ -45,9 +45,25 @@ func (v verbs) del(args *skel.CmdArgs) error {
 	}
 	if !found {
 		c.log.Info("nothing assigned; nothing to release")
-		return nil
+		return c.dropWaiter()
 	}
 	return c.release(a.Key)
+}
+
+// dropWaiter removes the waiting entry an ADD killed while it waited for
+// an inline grow left for this sandbox: its pod is gone, and until the
+// dead ADD's deadline the entry would make growth (and status's shortfall)
+// count a pod that will never come. One read when there is none.
+func (c *call) dropWaiter() error {
+	var waiting bool
+	err := c.store.View(func(tx *store.Tx) error { waiting = tx.Waiter(c.key()); return nil })
+	if err == nil && waiting {
+		err = c.store.Update(func(tx *store.Tx) error { return tx.DeleteWaiter(c.key()) })
+	}
+	if err != nil && !isUninitialized(err) {
+		return storeErr("dropping the waiting entry of "+c.key(), err)
+	}
+	return nil
 }
 
 // unwire removes what ADD set up on the node: the whole wiring as the
@@ -92,6 +108,9 @@ func (c *call) assignment() (a store.Assignment, found bool, err error) {
 func (c *call) release(key string) error {
 	err := c.store.Update(func(tx *store.Tx) error {
 		if _, found, err := tx.Give(key, c.now()); err != nil || !found {
+			return err
+		}
+		if err := tx.DeleteWaiter(key); err != nil { // none normally: the ADD that took the address dropped it
 			return err
 		}
 		return tx.AddCounter(CounterDels, 1)

@@ -3,11 +3,13 @@ package plugin
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/store"
 )
 
 func TestDelTearsDownAndReleasesIntoCooling(t *testing.T) {
@@ -101,5 +103,28 @@ func TestDelRefusesABadConfiguration(t *testing.T) {
 	wantCode(t, err, types.ErrInvalidNetworkConfig, "logLevel")
 	if n.state("100.64.0.10") != pool.Assigned || len(n.host.torn) != 0 {
 		t.Fatal("a refused DEL released the address")
+	}
+}
+
+// A sandbox whose ADD was killed while it waited for an inline grow: its
+// DEL drops the waiting entry, so growth and status stop counting a pod
+// that will never come (they would until the dead ADD's deadline).
+func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0))
+	deadline := time.Now().Add(time.Minute)
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", deadline, time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c2/eth0", deadline, time.Now()) })
+	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
+		t.Fatalf("DEL: %v", err)
+	}
+	var waiting int
+	var c1 bool
+	n.update(func(tx *store.Tx) (err error) {
+		c1 = tx.Waiter("c1/eth0")
+		waiting, err = tx.Waiting(time.Now())
+		return err
+	})
+	if c1 || waiting != 1 {
+		t.Fatalf("after DEL of c1: c1 still waiting %v, %d waiting; want c2's alone", c1, waiting)
 	}
 }

@@ -83,8 +83,46 @@ func (p *pass) ensureIPv6(ctx context.Context, truth []cloud.ENIInfo) error {
 			"the /80 %s is no longer on %s; pods now take addresses from %s (pods holding addresses from %s keep them until deleted)",
 			rec.Prefix, eni.ID, plan.Keep, rec.Prefix)})
 	}
-	return p.commitIPv6(store.IPv6Pool{ENIID: eni.ID, Prefix: plan.Keep, Ours: ours})
+	return p.commitIPv6(store.IPv6Pool{ENIID: eni.ID, Prefix: plan.Keep, Ours: ours}, ipv6Events(rep, eni.ID, ours)...)
 }
+
+// ipv6Events are the /80 actions of the pass as `vpcctl events` shows them
+// (a kept /80 is none; a failed assign is the pass's failure event).
+func ipv6Events(rep *IPv6Report, eniID string, ours []netip.Prefix) []store.Event {
+	var out []store.Event
+	switch rep.Action {
+	case IPv6Assigned:
+		out = append(out, store.Event{Kind: EventIPv6Assigned, Message: fmt.Sprintf(
+			"assigned the /80 %s to %s (AssignIpv6Addresses): pods take IPv6 from it", rep.Prefix, eniID)})
+	case IPv6Adopted:
+		out = append(out, store.Event{Kind: EventIPv6Adopted, Message: fmt.Sprintf(
+			"adopted the /80 %s EC2 already lists on %s: pods take IPv6 from it", rep.Prefix, eniID)})
+	case IPv6Repaired:
+		out = append(out, store.Event{Kind: EventIPv6Repaired, Message: fmt.Sprintf(
+			"the /80 %s is no longer on %s; assigned %s (pods holding addresses from %s keep them until deleted)",
+			rep.Previous, eniID, rep.Prefix, rep.Previous)})
+	}
+	var released []netip.Prefix
+	for _, q := range rep.Released {
+		if !slices.Contains(ours, q) { // still ours: the unassign failed
+			released = append(released, q)
+		}
+	}
+	if len(released) > 0 {
+		out = append(out, store.Event{Kind: EventIPv6Released, Message: fmt.Sprintf(
+			"released %s %v of %s (UnassignIpv6Addresses): no pod held an address in them",
+			Plural(len(released), "extra /80", "extra /80s"), released, eniID)})
+	}
+	return out
+}
+
+// The events of the /80 (store.Event.Kind).
+const (
+	EventIPv6Assigned = "ipv6-prefix-assigned"
+	EventIPv6Adopted  = "ipv6-prefix-adopted"
+	EventIPv6Repaired = "ipv6-prefix-repaired"
+	EventIPv6Released = "ipv6-prefix-released"
+)
 
 // planIPv6 reads the pool's record and which /80s pods use, and plans.
 func (p *pass) planIPv6(eni cloud.ENIInfo) (store.IPv6Pool, pool.IPv6Plan, error) {
@@ -187,7 +225,7 @@ func (p *pass) forgetIPv6(rec store.IPv6Pool, eniID string, err error) error {
 }
 
 // commitIPv6 records the /80 and forgets /128s whose cooldown has passed.
-func (p *pass) commitIPv6(rec store.IPv6Pool) error {
+func (p *pass) commitIPv6(rec store.IPv6Pool, events ...store.Event) error {
 	now := p.now()
 	rec.UpdatedAt = now
 	rec.Ours = slices.Compact(rec.Ours)
@@ -197,6 +235,12 @@ func (p *pass) commitIPv6(rec store.IPv6Pool) error {
 	return p.Store.Update(func(tx *store.Tx) error {
 		if err := tx.PutIPv6Pool(rec); err != nil {
 			return err
+		}
+		for _, e := range events {
+			e.Time = now
+			if err := tx.AddEvent(e); err != nil {
+				return err
+			}
 		}
 		_, err := tx.PruneIPv6(now, p.cfg.Pool.Cooldown)
 		return err

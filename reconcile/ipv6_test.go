@@ -104,6 +104,7 @@ func TestIPv6FirstPassReusesAListedSlash80(t *testing.T) {
 	if len(n.ipv6Pool().Ours) != 0 {
 		t.Fatal("an adopted /80 counted as vpc-cni's own")
 	}
+	n.wantIPv6Events(t, []string{EventIPv6Adopted}, [][]string{{had.String(), id}})
 }
 
 // A /80 removed behind the node's back is found at rest (IMDS no longer
@@ -212,6 +213,37 @@ func TestIPv6ExtraSlash80sAreReleased(t *testing.T) {
 	if !slices.Equal(rep.IPv6.Released, []netip.Prefix{a}) || n.sim.Counters()["UnassignIpv6Addresses"] != 1 ||
 		!slices.Contains(onENI, b) || !slices.Contains(onENI, foreign) || slices.Contains(onENI, a) {
 		t.Fatalf("released %v, on the ENI %v (a %s, b %s, foreign %s)", rep.IPv6.Released, onENI, a, b, foreign)
+	}
+	n.wantIPv6Events(t, []string{EventIPv6Assigned, EventIPv6Repaired, EventIPv6Released},
+		[][]string{{a.String(), id}, {a.String(), b.String(), id}, {a.String(), id}})
+}
+
+// wantIPv6Events checks the /80 events in the store: these kinds in this
+// order, each message naming its strings.
+func (n *node) wantIPv6Events(t *testing.T, kinds []string, names [][]string) {
+	t.Helper()
+	var events []store.Event
+	if err := n.st.View(func(tx *store.Tx) (err error) { events, err = tx.Events(0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Event
+	for _, e := range events {
+		if strings.HasPrefix(e.Kind, "ipv6-prefix-") {
+			got = append(got, e)
+		}
+	}
+	if len(got) != len(kinds) {
+		t.Fatalf("/80 events %+v; want kinds %v", got, kinds)
+	}
+	for i, e := range got {
+		if e.Kind != kinds[i] {
+			t.Fatalf("/80 events %+v; want kinds %v", got, kinds)
+		}
+		for _, want := range names[i] {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("%s event %q does not name %s", e.Kind, e.Message, want)
+			}
+		}
 	}
 }
 

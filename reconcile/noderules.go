@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 
@@ -27,6 +28,9 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 	}
 	if err == nil {
 		rules.VPCCIDRs = p.refreshVPCCIDRs(ctx)
+		err = p.v6EgressTarget(ctx, &rules)
+	}
+	if err == nil {
 		var repaired []string
 		repaired, err = p.Host.EnsureNodeRules(rules)
 		if len(repaired) > 0 {
@@ -92,15 +96,45 @@ func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac strin
 }
 
 // familyRules fills the IPv6 part of the node rules from the mode: IPv6
-// forwarding and the fwmark rule in IPv6 for IPv6 and dual-stack pods, and
-// v4if0's egress range (pool.Config.EgressRange), SNATed to the primary
-// IPv4. v6if0's SNAT needs the node's IPv6, which the store does not hold
-// yet: ENABLE_V6_EGRESS gets no node rules so far.
-func familyRules(cfg *hostnet.Config, c pool.Config, _ store.Node) {
+// forwarding and the fwmark rule in IPv6 for IPv6 and dual-stack pods,
+// v4if0's egress range (pool.Config.EgressRange) SNATed to the primary
+// IPv4, and v6if0's SNATed to the node's IPv6 as the store last learnt it
+// (a pass rereads it first: v6EgressTarget).
+func familyRules(cfg *hostnet.Config, c pool.Config, node store.Node) {
 	cfg.IPv6 = c.PodIPv6()
-	if r, ok := c.EgressRange(); ok && r.Addr().Is4() {
+	r, ok := c.EgressRange()
+	switch {
+	case ok && r.Addr().Is4():
 		cfg.V4EgressRange = r
+	case ok:
+		cfg.V6EgressRange, cfg.PrimaryIPv6 = r, node.PrimaryIPv6
 	}
+}
+
+// v6EgressTarget rereads the primary ENI's IPv6 (one IMDS read, only with
+// ENABLE_V6_EGRESS) into rules and the store, so status and doctor expect
+// the same SNAT. No IPv6 there fails the step: v6if0 could not leave.
+func (p *pass) v6EgressTarget(ctx context.Context, rules *hostnet.Config) error {
+	if !rules.V6EgressRange.IsValid() {
+		return nil
+	}
+	a, err := p.Cloud.PrimaryIPv6(ctx, p.node.PrimaryMAC)
+	if err != nil {
+		return fmt.Errorf("ENABLE_V6_EGRESS: reading the primary ENI's IPv6 from IMDS: %w", err)
+	}
+	if !a.IsValid() {
+		return fmt.Errorf("ENABLE_V6_EGRESS needs an IPv6 address on the primary ENI %s (IMDS lists none for %s): "+
+			"assign one (aws ec2 assign-ipv6-addresses --network-interface-id %s --ipv6-address-count 1) "+
+			"in a subnet with an IPv6 CIDR, or set ENABLE_V6_EGRESS=false", p.node.PrimaryENI, p.node.PrimaryMAC, p.node.PrimaryENI)
+	}
+	rules.PrimaryIPv6 = a
+	if a != p.node.PrimaryIPv6 {
+		p.node.PrimaryIPv6 = a
+		if err := p.updateNode(func(n *store.Node) { n.PrimaryIPv6 = a }); err != nil {
+			p.log().Info("the node's IPv6 not stored", "err", err)
+		}
+	}
+	return nil
 }
 
 // PrimaryLink finds the primary ENI's link in the process's namespace.

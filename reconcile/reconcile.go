@@ -140,6 +140,13 @@ type Cloud interface {
 	// nothing to return is no call. One the ENI no longer holds makes EC2
 	// refuse the whole call (KindOther).
 	UnassignIPv6(ctx context.Context, eniID string, addrs []netip.Addr, prefixes []netip.Prefix) error
+	// PrimaryIPv6 reads the first IPv6 address of the ENI with this MAC
+	// from IMDS (<mac>/ipv6s, one read): the node's IPv6, which
+	// ENABLE_V6_EGRESS SNATs IPv4 pods' v6if0 traffic to; a pass reads it
+	// only with that knob on. A pure read, so idempotent; the zero Addr
+	// and no error when the ENI has no IPv6. Errors: KindUnreachable,
+	// KindTimeout, KindOther for an answer that does not parse.
+	PrimaryIPv6(ctx context.Context, mac string) (netip.Addr, error)
 }
 
 var _ Cloud = (*cloud.Client)(nil)

@@ -97,8 +97,9 @@ func countEC2(tx *store.Tx, calls map[string]int, passErr error) error {
 
 // lateFindings are the kinds a pass finds after its merge (which records
 // its own findings with the plan): what it did to EC2 then, kept as events
-// and counters like the merge's.
-var lateFindings = map[string]bool{"leaked-eni": true, "ipv6-prefix-repaired": true}
+// and counters like the merge's. (The IPv6 step writes its /80 events with
+// the pool's record.)
+var lateFindings = map[string]bool{"leaked-eni": true}
 
 func (p *pass) recordLateFindings(tx *store.Tx) error {
 	for _, f := range p.rep.Findings {

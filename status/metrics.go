@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"vpc-cni/metrics"
+	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -32,6 +33,11 @@ func MetricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metric
 		return in, err
 	}
 	in.Reference = referenceFigures(status, in.Counters)
+	if v := status.IPv6; v != nil {
+		in.IPv6 = &metrics.IPv6{IPv6Pods: v.Mode == pool.FamilyIPv6 || v.Mode == pool.FamilyDualStack,
+			DualStack: v.Mode == pool.FamilyDualStack, Prefix: v.Prefix != "", Assigned: v.Assigned,
+			Cooling: v.Cooling, Stale: v.Stale, Egress: v.EgressAssigned}
+	}
 	return in, nil
 }
 

@@ -26,6 +26,10 @@ type Node struct {
 	Limits         pool.Limits    `json:"limits"`
 	Hypervisor     string         `json:"hypervisor,omitempty"`
 	LearnedAt      time.Time      `json:"learnedAt"`
+	// PrimaryIPv6: the primary ENI's first IPv6 (IMDS ipv6s), read by each
+	// pass only with ENABLE_V6_EGRESS (its SNAT target). Absent otherwise
+	// and in older stores.
+	PrimaryIPv6 netip.Addr `json:"primaryIpv6,omitzero"`
 }
 
 // Settings are the overrides persisted by `vpcctl pool warm` and the

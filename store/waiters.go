@@ -40,6 +40,9 @@ func (t *Tx) PutWaiter(key string, until, now time.Time) error {
 // DeleteWaiter removes key's entry; a missing one is fine.
 func (t *Tx) DeleteWaiter(key string) error { return t.bucket(bState).Delete(waiterKey(key)) }
 
+// Waiter reports whether key has an entry (expired or not).
+func (t *Tx) Waiter(key string) bool { return t.bucket(bState).Get(waiterKey(key)) != nil }
+
 // Waiting counts the ADDs waiting now.
 func (t *Tx) Waiting(now time.Time) (int, error) {
 	n := 0

@@ -64,6 +64,10 @@ type Result struct {
 	NoBudget   int           // calls the node's budget did not let out before the pass's deadline
 	BudgetWait time.Duration // time calls waited for the node's budget, in all
 	Unserved   int           // pods still without an address at the end (should be 0)
+	// IPv6Calls: the IPv6 pool's EC2 calls (AssignIpv6Addresses,
+	// UnassignIpv6Addresses) in the whole run, the node's start included:
+	// its first pass gives the /80 pods take /128s from.
+	IPv6Calls  map[string]int
 	Adaptive   bool
 	WorkloadID string
 }
@@ -101,6 +105,7 @@ type runner struct {
 	o       Options
 	acct    *Account
 	res     Result
+	v6Start map[string]int // the IPv6 pool's EC2 calls while the node started
 	waiting []string
 	arrived map[string]time.Duration
 	refill  time.Duration // when a refill pass is due; <0 none
@@ -142,6 +147,7 @@ func (r *runner) start() error {
 		}
 		r.setNow(r.now() + r.o.ENILatency)
 	}
+	r.v6Start = ipv6Calls(r.n.counters())
 	r.n.resetCounters()
 	r.setNow(0)
 	r.refill = -1
@@ -345,6 +351,10 @@ func (r *runner) finish() error {
 			r.res.Describes += v
 		}
 	}
+	r.res.IPv6Calls = ipv6Calls(r.n.counters())
+	for k, v := range r.v6Start {
+		r.res.IPv6Calls[k] += v
+	}
 	r.res.MeanIdle, r.res.P95Idle = weighted(r.idle)
 	r.res.Unserved = len(r.waiting)
 	for _, w := range r.waits {
@@ -358,6 +368,17 @@ func (r *runner) finish() error {
 		return errors.New("pods left without an address at the end of the run")
 	}
 	return nil
+}
+
+// ipv6Calls picks the IPv6 pool's EC2 calls out of counters.
+func ipv6Calls(counters map[string]int) map[string]int {
+	out := map[string]int{}
+	for _, k := range []string{"AssignIpv6Addresses", "UnassignIpv6Addresses"} {
+		if counters[k] > 0 {
+			out[k] = counters[k]
+		}
+	}
+	return out
 }
 
 // weighted is the time-weighted mean and 95th percentile of the spans.

@@ -1,9 +1,12 @@
 package whatif
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +108,7 @@ func Study(out io.Writer, w Workload, grid []Setting, o Options, svg string) err
 	if err := WriteTable(out, rs); err != nil {
 		return err
 	}
+	writeIPv6Notes(out, rs)
 	if svg == "" {
 		return nil
 	}
@@ -120,6 +124,28 @@ func Study(out io.Writer, w Workload, grid []Setting, o Options, svg string) err
 	return nil
 }
 
+// writeIPv6Notes says, for each setting whose pods take IPv6, what its
+// IPv6 pool cost: the /80's calls, not in the table's IPv4 columns.
+func writeIPv6Notes(out io.Writer, rs []Result) {
+	for _, r := range rs {
+		if r.Setting.Env["ENABLE_IPv6"] != "true" && len(r.IPv6Calls) == 0 {
+			continue
+		}
+		n, parts := 0, []string{}
+		for _, k := range slices.Sorted(maps.Keys(r.IPv6Calls)) {
+			n += r.IPv6Calls[k]
+			parts = append(parts, fmt.Sprintf("%d %s", r.IPv6Calls[k], k))
+		}
+		calls := fmt.Sprintf("%d EC2 calls", n)
+		if n == 1 {
+			calls = "1 EC2 call"
+		}
+		fmt.Fprintf(out, "%s: the IPv6 pool took %s in the whole run, the node's start included (%s); "+
+			"one /80 holds 2^48 addresses, so the warm targets do not apply to it\n",
+			r.Setting.Label(), calls, cmp.Or(strings.Join(parts, ", "), "none"))
+	}
+}
+
 // ClusterStudy runs cluster mode for each node count and setting and
 // writes its table.
 func ClusterStudy(out io.Writer, nodes []int, grid []Setting, o ClusterOptions) error {
@@ -129,6 +155,9 @@ func ClusterStudy(out io.Writer, nodes []int, grid []Setting, o ClusterOptions) 
 			return usage.Errorf("--cluster %d: want a positive number of nodes", n)
 		}
 		for _, s := range grid {
+			if s.Env["ENABLE_IPv6"] == "true" {
+				return usage.Errorf("--cluster: %q: the cluster model has the IPv4 pool only; run ENABLE_IPv6 settings without --cluster (one node, the real pass)", s.Label())
+			}
 			co := o
 			co.Nodes = n
 			r, err := Cluster(s, co)
