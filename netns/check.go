@@ -51,7 +51,7 @@ func CheckPod(p Pod) error {
 			return err
 		}
 		for _, ip := range p.addrs() {
-			if err := checkHostSide(host, ip, p.Table, p.HostVeth, hostVeth); err != nil {
+			if err := checkHostSide(host, ip, p.TableFor(ip), p.HostVeth, hostVeth); err != nil {
 				return err
 			}
 		}

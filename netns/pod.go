@@ -19,7 +19,8 @@ import (
 //
 // IP6, when valid, is the pod's IPv6 address on the same interface (a /128
 // through the gateway PodGateway6): with IP unset the pod is IPv6 only, with
-// both it is dual-stack. Table applies to both families. Egress, when set,
+// both it is dual-stack. Table is IP's (TableFor): the /80 IP6 comes from is
+// the primary ENI's, so IP6 always uses main. Egress, when set,
 // adds the second interface through which the pod reaches the other family
 // (see Egress).
 type Pod struct {
@@ -31,6 +32,16 @@ type Pod struct {
 	Table     int
 	IP6       netip.Addr
 	Egress    *Egress
+}
+
+// TableFor is the route table of ip's replies: Table for the pod's IPv4,
+// main for its IPv6 (the primary ENI's /80; ENI tables hold IPv4 routes
+// only, so a from-rule to one would send IPv6 replies nowhere useful).
+func (p Pod) TableFor(ip netip.Addr) int {
+	if ip.Unmap().Is6() {
+		return MainTable
+	}
+	return p.Table
 }
 
 // Wired describes the veth pair SetupPod made, for the CNI result; Egress
@@ -143,7 +154,7 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 		}
 	}
 	for _, ip := range p.addrs() {
-		if err := setupHostSide(host, hostVeth, p.HostVeth, ip, p.Table); err != nil {
+		if err := setupHostSide(host, hostVeth, p.HostVeth, ip, p.TableFor(ip)); err != nil {
 			return Wired{}, err
 		}
 	}

@@ -432,3 +432,32 @@ func egressLeftovers(p Pod) error {
 	}
 	return nil
 }
+
+// A dual-stack pod whose IPv4 is on a secondary ENI: the IPv4 gets the
+// ENI's from-rule, the IPv6 (the primary ENI's /80) none, so its replies
+// use main rather than a table that holds no IPv6 route.
+func TestDualStackOnASecondaryENIRoutesIPv6ByMain(t *testing.T) {
+	node := newNode6(t)
+	_, p := newPod6(t, "v6sec", "100.64.1.13", "fd00:1::c")
+	p.Table = RouteTable(1)
+	wirePod(t, node, p)
+	inNS(t, node, func() error {
+		v4, err := netlink.RuleList(unix.AF_INET)
+		if err != nil {
+			return err
+		}
+		v6, err := netlink.RuleList(unix.AF_INET6)
+		if err != nil {
+			return err
+		}
+		if n := countRules(v4, PrioFromPod, "from", p.IP, p.Table); n != 1 {
+			t.Errorf("%d rules from %s lookup %d, want 1", n, p.IP, p.Table)
+		}
+		for _, r := range v6 {
+			if r.Priority == PrioFromPod && r.Src != nil && r.Src.IP.Equal(p.IP6.AsSlice()) {
+				t.Errorf("IPv6 rule %v: the /128 of the primary ENI's /80 must not look up an ENI table", r)
+			}
+		}
+		return CheckPod(p)
+	})
+}

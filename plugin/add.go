@@ -40,7 +40,7 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		// The interface plugin wires the pod; the routing policy that keeps a
 		// VPC address on its own ENI is ours.
 		for _, ip := range podIPs(a) {
-			if err := c.host.SetPodRules(ip, c.podWiring(a).Table); err != nil {
+			if err := c.host.SetPodRules(ip, c.podWiring(a).TableFor(ip)); err != nil {
 				c.clearRules(a)
 				c.giveBack(a)
 				return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", ip, err), "")

@@ -35,7 +35,7 @@ func (v verbs) check(args *skel.CmdArgs) error {
 	}
 	if c.cfg.Delegate { // the interface plugin checks its wiring; the rules are ours
 		for _, ip := range podIPs(a) {
-			if err := c.host.CheckPodRules(ip, c.podWiring(a).Table); err != nil {
+			if err := c.host.CheckPodRules(ip, c.podWiring(a).TableFor(ip)); err != nil {
 				return types.NewError(types.ErrInternal, "policy rules: "+err.Error(), "")
 			}
 		}
