@@ -36,7 +36,7 @@ func (v verbs) del(args *skel.CmdArgs) error {
 			c.netns = ""
 		}
 	}
-	a, found, err := c.assignment()
+	a, found, waiting, err := c.assignmentOrWaiter()
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,10 @@ func (v verbs) del(args *skel.CmdArgs) error {
 	}
 	if !found {
 		c.log.Info("nothing assigned; nothing to release")
-		return c.dropWaiter()
+		if waiting {
+			return c.dropWaiter()
+		}
+		return nil
 	}
 	return c.release(a.Key)
 }
@@ -53,13 +56,9 @@ func (v verbs) del(args *skel.CmdArgs) error {
 // dropWaiter removes the waiting entry an ADD killed while it waited for
 // an inline grow left for this sandbox: its pod is gone, and until the
 // dead ADD's deadline the entry would make growth (and status's shortfall)
-// count a pod that will never come. One read when there is none.
+// count a pod that will never come.
 func (c *call) dropWaiter() error {
-	var waiting bool
-	err := c.store.View(func(tx *store.Tx) error { waiting = tx.Waiter(c.key()); return nil })
-	if err == nil && waiting {
-		err = c.store.Update(func(tx *store.Tx) error { return tx.DeleteWaiter(c.key()) })
-	}
+	err := c.store.Update(func(tx *store.Tx) error { return tx.DeleteWaiter(c.key()) })
 	if err != nil && !isUninitialized(err) {
 		return storeErr("dropping the waiting entry of "+c.key(), err)
 	}
@@ -92,17 +91,26 @@ func (c *call) clearRules(a store.Assignment) error {
 }
 
 func (c *call) assignment() (a store.Assignment, found bool, err error) {
+	a, found, _, err = c.assignmentOrWaiter()
+	return a, found, err
+}
+
+// assignmentOrWaiter reads the sandbox's assignment and, in the same
+// transaction, whether a killed ADD left a waiting entry for it.
+func (c *call) assignmentOrWaiter() (a store.Assignment, found, waiting bool, err error) {
 	err = c.store.View(func(tx *store.Tx) (err error) {
-		a, found, err = tx.Assignment(c.key())
+		if a, found, err = tx.Assignment(c.key()); err == nil && !found {
+			waiting = tx.Waiter(c.key())
+		}
 		return err
 	})
 	if isUninitialized(err) {
-		return a, false, nil
+		return a, false, false, nil
 	}
 	if err != nil {
-		return a, false, storeErr("reading the assignment", err)
+		return a, false, false, storeErr("reading the assignment", err)
 	}
-	return a, found, nil
+	return a, found, waiting, nil
 }
 
 func (c *call) release(key string) error {
