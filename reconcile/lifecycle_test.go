@@ -169,3 +169,17 @@ func TestPrefixDelegationOnXenUsesSingleAddresses(t *testing.T) {
 		t.Fatalf("%d addresses, want 2 single ones", addrs)
 	}
 }
+
+// DISABLE_LEAKED_ENI_CLEANUP=true: a leak old enough to be swept stays.
+func TestLeakSweepOffKeepsLeakedENIs(t *testing.T) {
+	n := newNode(t, "t3.small", env{"DISABLE_LEAKED_ENI_CLEANUP": "true"})
+	n.pass()
+	n.clock.Advance(LeakSweepEvery + time.Second)
+	old := n.leak(t, time.Hour)
+	n.pass()
+	n.clock.Advance(LeakSweepEvery + time.Second)
+	n.pass()
+	if !n.exists(old) {
+		t.Fatalf("DISABLE_LEAKED_ENI_CLEANUP=true, yet the sweep deleted %s", old)
+	}
+}
