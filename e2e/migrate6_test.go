@@ -37,7 +37,7 @@ func TestMigrateFromAWSNodeIPv6(t *testing.T) {
 			return err
 		})
 	}
-	out := w.migrate(t, "--checkpoint", refCheckpoint6(t, pods...))
+	out := w.migrate(t, "--checkpoint", refCheckpoint(t, awsnode.Version, pods...))
 	if countAdopted(out) != len(pods) {
 		t.Fatalf("migrate adopted %d pods, want %d: %+v", countAdopted(out), len(pods), out.Pods)
 	}
@@ -89,33 +89,6 @@ func addrIn(prefix netip.Prefix, n byte) netip.Addr {
 	b := prefix.Addr().As16()
 	b[15] = n
 	return netip.AddrFrom16(b)
-}
-
-// refCheckpoint6 writes ipamd's checkpoint of its IPv6 mode naming pods.
-func refCheckpoint6(t *testing.T, pods ...refPod) string {
-	t.Helper()
-	type meta struct {
-		NS    string `json:"k8sPodNamespace"`
-		Name  string `json:"k8sPodName"`
-		Count int    `json:"interfacesCount"`
-	}
-	type alloc struct {
-		Network string `json:"networkName"`
-		ID      string `json:"containerID"`
-		IfName  string `json:"ifName"`
-		IPv6    string `json:"ipv6"`
-		Time    int64  `json:"allocationTimestamp"`
-		Meta    meta   `json:"metadata"`
-	}
-	var allocs []alloc
-	for i, p := range pods {
-		allocs = append(allocs, alloc{"aws-cni", p.id, p.ifname, p.ip.String(), 1700000000000000000 + int64(i), meta{p.namespace, p.name, 1}})
-	}
-	data, err := json.Marshal(map[string]any{"version": awsnode.Version, "allocations": allocs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writeTemp(t, string(data))
 }
 
 // assertMigrated6: each pod is assigned its /128 on the primary ENI with

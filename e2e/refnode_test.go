@@ -155,7 +155,8 @@ func refPodSide(p refPod, hostMAC net.HardwareAddr) error {
 		State: netlink.NUD_PERMANENT, Family: unix.AF_INET})
 }
 
-// refCheckpoint writes ipamd's checkpoint naming pods.
+// refCheckpoint writes ipamd's checkpoint naming pods: an IPv4 pod's row has
+// its ipv4, an IPv6 pod's (ipamd's IPv6 mode) its ipv6.
 func refCheckpoint(t *testing.T, version string, pods ...refPod) string {
 	t.Helper()
 	type meta struct {
@@ -167,7 +168,8 @@ func refCheckpoint(t *testing.T, version string, pods ...refPod) string {
 		Network string `json:"networkName"`
 		ID      string `json:"containerID"`
 		IfName  string `json:"ifName"`
-		IPv4    string `json:"ipv4"`
+		IPv4    string `json:"ipv4,omitempty"`
+		IPv6    string `json:"ipv6,omitempty"`
 		Time    int64  `json:"allocationTimestamp"`
 		Meta    meta   `json:"metadata"`
 	}
@@ -176,8 +178,14 @@ func refCheckpoint(t *testing.T, version string, pods ...refPod) string {
 		Allocations []alloc `json:"allocations"`
 	}{Version: version, Allocations: []alloc{}}
 	for i, p := range pods {
-		doc.Allocations = append(doc.Allocations, alloc{"aws-cni", p.id, p.ifname, p.ip.String(),
-			1700000000000000000 + int64(i), meta{p.namespace, p.name, 1}})
+		a := alloc{Network: "aws-cni", ID: p.id, IfName: p.ifname, Time: 1700000000000000000 + int64(i),
+			Meta: meta{p.namespace, p.name, 1}}
+		if p.ip.Is6() {
+			a.IPv6 = p.ip.String()
+		} else {
+			a.IPv4 = p.ip.String()
+		}
+		doc.Allocations = append(doc.Allocations, a)
 	}
 	data, err := json.Marshal(doc)
 	if err != nil {
