@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -21,32 +20,7 @@ func BenchmarkPodWiring(b *testing.B) {
 			node := newNode(b)
 			_, p := newPod(b, "bench", "100.64.7.7", 3)
 			inNS(b, node, func() error { return addOtherPodsRules(others) })
-			var setup, check, teardown time.Duration
-			inNS(b, node, func() error {
-				b.ResetTimer()
-				for range b.N {
-					start := time.Now()
-					if _, err := SetupPod(p); err != nil {
-						return err
-					}
-					setup += time.Since(start)
-					start = time.Now()
-					if err := CheckPod(p); err != nil {
-						return err
-					}
-					check += time.Since(start)
-					start = time.Now()
-					if err := TeardownPod(p); err != nil {
-						return err
-					}
-					teardown += time.Since(start)
-				}
-				return nil
-			})
-			n := float64(b.N) * float64(time.Millisecond)
-			b.ReportMetric(float64(setup)/n, "ms/setup")
-			b.ReportMetric(float64(check)/n, "ms/check")
-			b.ReportMetric(float64(teardown)/n, "ms/teardown")
+			benchWiring(b, node, p)
 		})
 	}
 }
