@@ -89,12 +89,7 @@ func (v *vpcNet) syncVPC6(state ec2sim.State) {
 		if err != nil {
 			return err
 		}
-		t := &nftables.Table{Family: nftables.TableFamilyIPv6, Name: "srccheck6"}
-		c.DelTable(t)
-		_ = c.Flush() // absent the first time
-		t = c.AddTable(t)
-		fwd := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
-			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
+		t, fwd := freshForwardChain(c, nftables.TableFamilyIPv6, "srccheck6")
 		for _, e := range state.ENIs {
 			if e.DeviceIndex < 0 {
 				continue

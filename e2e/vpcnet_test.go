@@ -237,12 +237,7 @@ func (v *vpcNet) syncVPC() {
 		if err != nil {
 			return err
 		}
-		t := &nftables.Table{Family: nftables.TableFamilyIPv4, Name: "srccheck"}
-		c.DelTable(t)
-		_ = c.Flush() // absent the first time
-		t = c.AddTable(t)
-		fwd := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
-			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
+		t, fwd := freshForwardChain(c, nftables.TableFamilyIPv4, "srccheck")
 		for _, e := range state.ENIs {
 			if e.DeviceIndex < 0 {
 				continue
@@ -383,4 +378,15 @@ func whoami(n ns.NetNS, addr netip.AddrPort) (string, error) {
 		return err
 	})
 	return seen, err
+}
+
+// freshForwardChain replaces the vpc namespace's table name of family with
+// an empty one holding a forward filter chain (the source check's rules).
+func freshForwardChain(c *nftables.Conn, family nftables.TableFamily, name string) (*nftables.Table, *nftables.Chain) {
+	t := &nftables.Table{Family: family, Name: name}
+	c.DelTable(t)
+	_ = c.Flush() // absent the first time
+	t = c.AddTable(t)
+	return t, c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
 }
