@@ -66,13 +66,11 @@ func (c *call) take() (store.Assignment, error) {
 	if !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, err
 	}
-	why := "no free address in the pool"
 	if !c.cfg.inlineGrow() {
 		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
 			return a, types.NewError(types.ErrIOFailure, lost.Message()+" (inline grow is off: this ADD does not rebuild it; the next reconcile does)", "")
 		}
-		why += " and inline grow is off; the next reconcile refills it"
-		return a, types.NewError(types.ErrTryAgainLater, why, "")
+		return a, c.noAddress("inline grow is off; the next reconcile refills the pool")
 	}
 	c.wait(want.Key, true)
 	defer c.wait(want.Key, false)
@@ -80,7 +78,22 @@ func (c *call) take() (store.Assignment, error) {
 	if !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, err
 	}
-	return a, types.NewError(types.ErrTryAgainLater, why+"; "+reason, "")
+	return a, c.noAddress(reason)
+}
+
+// noAddress is the ADD's "try again later" (code 11): what is full and what
+// frees an address when the node is full, else why the pool had none for
+// this pod (a failed or late grow). A full node is recorded for events.
+func (c *call) noAddress(why string) error {
+	full, err := c.fullness()
+	if err != nil {
+		c.log.Warn("judging whether the node is full", "err", err)
+	}
+	if !full.Full {
+		return types.NewError(types.ErrTryAgainLater, "no free address in the pool; "+why, "")
+	}
+	c.markFull(full)
+	return types.NewError(types.ErrTryAgainLater, "no free address: "+full.Message(), "")
 }
 
 // takeOnce is the store's pod take (store.TakeForPod): the overrides, the
@@ -150,4 +163,28 @@ func (c *call) print(r types.Result) error {
 		return err
 	}
 	return res.PrintTo(c.out)
+}
+
+// fullness judges the pool as it is now for this pod (it is waiting: one
+// more than the pool holds free), in one read transaction; the ADD's failure
+// path only.
+func (c *call) fullness() (pool.Fullness, error) {
+	v, err := c.readPool()
+	if err != nil || !v.known {
+		return pool.Fullness{}, err
+	}
+	knobs, err := c.cfg.Knobs(v.settings.Overrides)
+	if err != nil {
+		return pool.Fullness{}, err
+	}
+	return reconcile.Fullness(v.node, knobs, v.snap, c.now(), 1), nil
+}
+
+// markFull records the refused ADD of a full spell (events show its start).
+func (c *call) markFull(full pool.Fullness) {
+	msg := fmt.Sprintf("pod %s/%s got no address: %s", c.pod.Namespace, c.pod.Name, full.Message())
+	err := c.store.Update(func(tx *store.Tx) error { return tx.MarkFull(c.now(), string(full.Limit), msg) })
+	if err != nil {
+		c.log.Warn("recording the full node", "err", err)
+	}
 }

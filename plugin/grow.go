@@ -108,22 +108,16 @@ func (c *call) recoverLost() (bool, error) {
 	return out != nil, nil
 }
 
-// whyNoGrowth explains an empty or failed grow pass from its figures.
+// whyNoGrowth says why a grow pass left no address for this ADD when the
+// node is not full (noAddress judges fullness first): its failed calls, or
+// the figures (another ADD of the burst took what it got).
 func whyNoGrowth(rep *reconcile.Report) string {
-	f := rep.Plan.Figures
-	switch {
-	case len(rep.Failed) > 0:
+	if len(rep.Failed) > 0 {
 		return strings.Join(rep.Failed, "; ")
-	case f.MaxPods > 0 && f.Total >= f.MaxPods:
-		return fmt.Sprintf("the node holds %d addresses, its max pods", f.Total)
-	case reconcile.NoProvisioning(rep.Config) != "":
-		return "the pool does not grow: " + reconcile.NoProvisioning(rep.Config) + "; pods use the addresses attached"
-	case f.Shortfall > 0:
-		return fmt.Sprintf("growth is blocked (ENI limit %d reached or subnet back-off); shortfall %d", f.MaxENIs, f.Shortfall)
-	case f.Cooling > 0:
-		return fmt.Sprintf("%d addresses are cooling down (IP_COOLDOWN_PERIOD)", f.Cooling)
 	}
-	return "new addresses are on an ENI whose host side is not ready yet"
+	f := rep.Plan.Figures
+	return fmt.Sprintf("the grow pass left none for this pod (%d free, %d assigned, %d cooling, %d waiting)",
+		f.Free, f.Assigned, f.Cooling, f.Waiting)
 }
 
 // maybeRefill starts a detached `vpcctl reconcile` when the ADD left the pool

@@ -75,7 +75,7 @@ func TestAddWhenInlineGrowCannotGrowSaysWhy(t *testing.T) {
 		got = append(got, resultIP(t, out).String())
 	}
 	_, err := n.addGrowing("c3")
-	wantCode(t, err, types.ErrTryAgainLater, "no free address in the pool; growth is blocked (ENI limit 1 reached")
+	wantCode(t, err, types.ErrTryAgainLater, "no free address: the node is full: 1 ENI of 1 in use, every address held (3 assigned, 0 cooling)")
 	if _, ok := n.assignment("c3/eth0"); ok || len(n.host.pods) != 3 {
 		t.Fatalf("the refused ADD left state: pods %v", n.host.pods)
 	}
@@ -90,10 +90,7 @@ func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
 		want string
 	}{
 		{reconcile.Report{Failed: []string{"AssignPrivateIpAddresses: throttled", "x"}}, "AssignPrivateIpAddresses: throttled; x"},
-		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{MaxPods: 4, Total: 4}}}, "the node holds 4 addresses, its max pods"},
-		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{MaxENIs: 2, Shortfall: 3}}}, "ENI limit 2 reached or subnet back-off); shortfall 3"},
-		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{Cooling: 5}}}, "5 addresses are cooling down"},
-		{reconcile.Report{}, "host side is not ready yet"},
+		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{Free: 0, Assigned: 4, Waiting: 2}}}, "(0 free, 4 assigned, 0 cooling, 2 waiting)"},
 	}
 	for _, c := range cases {
 		if got := whyNoGrowth(&c.rep); !strings.Contains(got, c.want) {

@@ -1,7 +1,7 @@
 package plugin
 
 import (
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -13,33 +13,21 @@ import (
 	"vpc-cni/store"
 )
 
-// status answers whether an ADD can be served now: an address is free, or
-// inline grow could get one. It never waits on the reconcile lock.
+// status answers "can this node start pods": it fails (code 50) only when
+// no pod could start because of the node's setup (never reconciled, lost
+// state not yet rebuilt, no IPv6 /80 yet, an invalid configuration). A full
+// or busy node answers success and its ADDs fail with code 11 naming what is
+// full: containerd 2.x turns a STATUS error into a NotReady node, and the
+// node lifecycle controller then evicts every pod on it. It never waits on
+// the reconcile lock.
 func (v verbs) status(args *skel.CmdArgs) error {
 	c, err := v.begin(args, podArgs{}, "STATUS", func(t Timeouts) Duration { return t.Status })
 	if err != nil {
 		return err
 	}
 	defer c.end()
-	var node store.Node
-	var known bool
-	var snap pool.Snapshot
-	var s store.Settings
-	var v6 store.IPv6Pool
-	err = c.store.View(func(tx *store.Tx) (err error) {
-		if node, known, err = tx.Node(); err != nil || !known {
-			return err
-		}
-		if s, err = tx.Settings(); err != nil {
-			return err
-		}
-		if v6, _, err = tx.IPv6Pool(); err != nil {
-			return err
-		}
-		snap, err = tx.Snapshot()
-		return err
-	})
-	if isUninitialized(err) || (err == nil && !known) {
+	pv, err := c.readPool()
+	if isUninitialized(err) || (err == nil && !pv.known) {
 		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
 			return unavailable(lost.Message()) // a reconcile rebuilds it too, an ADD under the lock
 		}
@@ -48,46 +36,67 @@ func (v verbs) status(args *skel.CmdArgs) error {
 	if err != nil {
 		return storeErr("reading the pool", err)
 	}
-	return c.judge(node, s, snap, v6, time.Now())
+	return c.judge(pv, time.Now())
 }
 
-// judge says whether an ADD would get every family the mode gives pods: an
-// IPv6 needs the primary ENI's /80 (2^48 addresses: it is there or not;
-// only a pass assigns it, never an ADD), an IPv4 a free address or inline
-// growth.
-func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, v6 store.IPv6Pool, now time.Time) error {
-	knobs, err := c.cfg.Knobs(s.Overrides)
-	if err != nil {
+// poolView is what STATUS and a refused ADD judge the node by.
+type poolView struct {
+	node     store.Node
+	known    bool
+	settings store.Settings
+	snap     pool.Snapshot
+	v6       store.IPv6Pool
+}
+
+// readPool reads the node's pool in one transaction.
+func (c *call) readPool() (v poolView, err error) {
+	err = c.store.View(func(tx *store.Tx) (err error) {
+		if v.node, v.known, err = tx.Node(); err != nil || !v.known {
+			return err
+		}
+		if v.settings, err = tx.Settings(); err != nil {
+			return err
+		}
+		if v.v6, _, err = tx.IPv6Pool(); err != nil {
+			return err
+		}
+		v.snap, err = tx.Snapshot()
 		return err
+	})
+	return v, err
+}
+
+// judge fails only for the node's setup: the knobs must resolve, IPv6 pods
+// need the primary ENI's /80 (2^48 addresses: it is there or not; only a
+// pass assigns it, never an ADD), and IPv4 pods a pool that holds or can get
+// an address. A node that holds addresses, none free, is full: that is load,
+// logged here and shown by pool status, metrics and doctor.
+func (c *call) judge(v poolView, now time.Time) error {
+	knobs, err := c.cfg.Knobs(v.settings.Overrides)
+	if err != nil {
+		return unavailable(cniMessage(err))
 	}
-	if knobs.Pool.PodIPv6() && !v6.Prefix.IsValid() {
+	if knobs.Pool.PodIPv6() && !v.v6.Prefix.IsValid() {
 		return unavailable("no IPv6 /80 on the primary ENI yet; the next reconcile pass assigns one")
 	}
-	if !knobs.Pool.PodIPv4() {
-		return nil
+	full := reconcile.Fullness(v.node, knobs, v.snap, now, 0)
+	if full.Full && full.Held == 0 {
+		// Never served and cannot: no pod of ours runs here to evict.
+		return unavailable("no pod address on the node and none can be had: " + full.Message())
 	}
-	if _, _, _, ok := pool.PickPodAddress(snap, now, knobs.Pool); ok {
-		return nil
+	if full.Full {
+		c.log.Info("ready, but full: ADDs fail with code 11 until an address frees", "limit", full.Limit, "why", full.Message())
 	}
-	if !c.cfg.inlineGrow() {
-		return unavailable("no free address and inline grow is off; waiting for the next reconcile")
+	return nil
+}
+
+// cniMessage is a CNI error's message, or err's text.
+func cniMessage(err error) string {
+	var e *types.Error
+	if errors.As(err, &e) {
+		return e.Msg
 	}
-	if why := reconcile.NoProvisioning(knobs); why != "" {
-		return unavailable("no free address, and the pool does not grow: " + why)
-	}
-	// Would the grow an ADD starts (it waits for an address) get one?
-	plan := pool.Compute(pool.Input{Limits: node.Limits, Config: knobs.Pool, Snapshot: snap, Now: now, Waiting: 1})
-	for _, a := range plan.Actions {
-		if a.Kind == pool.CreateENI || a.Kind == pool.Assign {
-			return nil // an ADD would grow the pool inline
-		}
-	}
-	if now.Before(snap.GrowBlockedUntil) {
-		return unavailable(fmt.Sprintf("no free address; growth blocked until %s: %s", snap.GrowBlockedUntil.Format(time.RFC3339), snap.GrowBlockedWhy))
-	}
-	f := plan.Figures
-	return unavailable(fmt.Sprintf("no free address and none can be had: %d assigned, %d cooling, %d ENIs of %d, max pods %d",
-		f.Assigned, f.Cooling, f.ENIs, f.MaxENIs, f.MaxPods))
+	return err.Error()
 }
 
 func unavailable(msg string) error {

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,53 +36,115 @@ func TestStatusBeforeTheFirstReconcileIsNotAvailable(t *testing.T) {
 	wantCode(t, n.status(nil), types.ErrPluginNotAvailable, "has not been reconciled yet")
 }
 
-// With the pool empty, STATUS is ready only if the grow an ADD starts could
-// get an address.
-func TestStatusWithAnEmptyPoolAsksWhetherItCanGrow(t *testing.T) {
+// A busy node is ready: with the pool empty and inline grow off, the next
+// reconcile refills it, and the ADD meanwhile says so with code 11.
+func TestStatusOfABusyNodeIsReady(t *testing.T) {
 	n := newTestNode(t).seed(pool.Limits{MaxENIs: 2, IPv4PerENI: 3}, eni(0, "100.64.0.10"))
 	n.add("c1")
-	wantCode(t, n.status(nil), types.ErrPluginNotAvailable, "no free address and inline grow is off")
-	if err := n.status(growOn); err != nil {
-		t.Fatalf("room for a second address on the primary ENI: %v", err)
+	if err := n.status(nil); err != nil {
+		t.Fatalf("an empty pool that can grow: %v", err)
 	}
+	_, err := n.run("ADD", n.args("c2", n.conf("1.1.0", nil)))
+	wantCode(t, err, types.ErrTryAgainLater, "no free address in the pool; inline grow is off; the next reconcile refills the pool")
 }
 
-func TestStatusIsNotAvailableWhenNoAddressCanBeHad(t *testing.T) {
-	// One ENI of 3 addresses (its own and two for pods), both taken or cooling.
+// fullNode is one ENI of 3 addresses (its own and two for pods), one taken
+// and one cooling: no address free, and none can be had.
+func fullNode(t *testing.T) *testNode {
 	n := newTestNode(t).seed(pool.Limits{MaxENIs: 1, IPv4PerENI: 3}, eni(0, "100.64.0.10", "100.64.0.11"))
 	n.add("c1")
 	n.add("c2")
 	if _, err := n.run("DEL", n.args("c2", n.conf("1.1.0", nil))); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, n.status(growOn), types.ErrPluginNotAvailable,
-		"no free address and none can be had: 1 assigned, 1 cooling, 1 ENIs of 1, max pods 4")
+	return n
 }
 
-func TestStatusNamesTheSubnetBackOff(t *testing.T) {
+// A full node is load, not breakage: containerd 2.x would make a STATUS
+// error a NotReady node and Kubernetes would evict every pod on it. STATUS
+// answers success; the ADD fails with code 11 naming what is full and what
+// frees an address, and the spell is one event.
+func TestAFullNodeIsReadyAndItsADDSaysWhatIsFull(t *testing.T) {
+	n := fullNode(t)
+	for _, extra := range []map[string]any{nil, growOn} {
+		if err := n.status(extra); err != nil {
+			t.Fatalf("STATUS of a full node (%v): %v", extra, err)
+		}
+	}
+	for _, id := range []string{"c3", "c4"} {
+		_, err := n.run("ADD", n.args(id, n.conf("1.1.0", nil)))
+		wantCode(t, err, types.ErrTryAgainLater, "no free address: the node is full: 1 ENI of 1 in use, every address held (1 assigned, 1 cooling); "+
+			"1 cooling address is free again at ")
+		wantCode(t, err, types.ErrTryAgainLater, "(IP_COOLDOWN_PERIOD); a pod's address is free again IP_COOLDOWN_PERIOD after the pod is deleted")
+	}
+	if got := n.counter(store.CounterAddsNodeFull); got != 2 {
+		t.Fatalf("%s = %d, want 2", store.CounterAddsNodeFull, got)
+	}
+	t.Setenv(settings.Cooldown, "0")
+	n.add("c5")
+	wantEvents(t, n, "node-full: pod default/c3 got no address: the node is full",
+		"node-not-full: an ADD got an address again, after 2 refused since ")
+}
+
+// wantEvents fails unless the store's events are exactly these, in order
+// (each "kind: message" starting with the given text).
+func wantEvents(t *testing.T, n *testNode, want ...string) {
+	t.Helper()
+	var got []store.Event
+	n.update(func(tx *store.Tx) (err error) { got, err = tx.Events(0); return err })
+	if len(got) != len(want) {
+		t.Fatalf("events %+v, want %q", got, want)
+	}
+	for i, e := range got {
+		if line := e.Kind + ": " + e.Message; !strings.HasPrefix(line, want[i]) {
+			t.Fatalf("event %d is %q, want %q", i, line, want[i])
+		}
+	}
+}
+
+func TestStatusOfANodeWhoseSubnetIsFullIsReady(t *testing.T) {
 	n := newTestNode(t).seed(pool.Limits{MaxENIs: 2, IPv4PerENI: 3}, eni(0, "100.64.0.10"))
 	n.add("c1")
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	n.update(func(tx *store.Tx) error {
 		return tx.PutPoolMeta(time.Time{}, until, "InsufficientFreeAddressesInSubnet")
 	})
-	wantCode(t, n.status(growOn), types.ErrPluginNotAvailable,
-		"growth blocked until "+until.Format(time.RFC3339)+": InsufficientFreeAddressesInSubnet")
+	if err := n.status(growOn); err != nil {
+		t.Fatal(err)
+	}
+	_, err := n.run("ADD", n.args("c2", n.conf("1.1.0", growOn)))
+	wantCode(t, err, types.ErrTryAgainLater, "the subnet has none to give: InsufficientFreeAddressesInSubnet (1 assigned, 0 cooling); "+
+		"growth is tried again at "+until.Format(time.RFC3339))
 }
 
-// The cooldown STATUS applies is the configured one (here kubelet's
-// environment), as for ADD.
-func TestStatusUsesTheConfiguredCooldown(t *testing.T) {
+// The cooldown the ADD applies is the configured one (here kubelet's
+// environment).
+func TestAFullNodesADDUsesTheConfiguredCooldown(t *testing.T) {
 	n := newTestNode(t).seed(pool.Limits{MaxENIs: 1, IPv4PerENI: 2}, eni(0, "100.64.0.10"))
 	n.add("c1")
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, n.status(growOn), types.ErrPluginNotAvailable, "1 cooling")
+	_, err := n.run("ADD", n.args("c2", n.conf("1.1.0", growOn)))
+	wantCode(t, err, types.ErrTryAgainLater, "1 cooling")
 	t.Setenv(settings.Cooldown, "0")
-	if err := n.status(growOn); err != nil {
-		t.Fatalf("with no cooldown the cooling address is free: %v", err)
-	}
+	n.add("c2")
+}
+
+// A node that holds no pod address and cannot get one has never served a
+// pod (no pod of ours runs here to evict): it is not ready, and says why.
+func TestStatusOfANodeThatCanNeverServeIsNotAvailable(t *testing.T) {
+	n := newTestNode(t).seed(pool.Limits{MaxENIs: 3, IPv4PerENI: 4}, eni(0))
+	t.Setenv(settings.IMDSOnlyMode, "true")
+	wantCode(t, n.status(growOn), types.ErrPluginNotAvailable,
+		"no pod address on the node and none can be had: no free address and the pool does not grow: ENABLE_IMDS_ONLY_MODE=true")
+}
+
+// An invalid configuration stops every ADD: that is the node's setup.
+func TestStatusWithAnInvalidConfigurationIsNotAvailable(t *testing.T) {
+	n := newTestNode(t).seed(pool.Limits{MaxENIs: 1, IPv4PerENI: 3}, eni(0, "100.64.0.10", "100.64.0.11"))
+	t.Setenv(settings.WarmIPTarget, "abc")
+	wantCode(t, n.status(nil), types.ErrPluginNotAvailable, `invalid network configuration: WARM_IP_TARGET="abc" (env): not an integer`)
 }
 
 // running is the kernel of a node with two running pods' wiring (veths

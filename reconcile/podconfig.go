@@ -1,8 +1,11 @@
 package reconcile
 
 import (
+	"time"
+
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -14,4 +17,13 @@ func OnNode(c pool.Config, node store.Node) pool.Config {
 		c.PrefixDelegation = false
 	}
 	return c
+}
+
+// Fullness is whether a pod arriving now can get an IPv4 address on this node
+// (a free one, or one a grow pass would get), and if not what is full and
+// what frees one: the one judgement STATUS, ADD, pool status, metrics and
+// doctor share.
+func Fullness(node store.Node, cfg settings.Effective, snap pool.Snapshot, now time.Time, waiting int) pool.Fullness {
+	in := pool.Input{Limits: node.Limits, Config: OnNode(cfg.Pool, node), Snapshot: snap, Now: now, Waiting: waiting}
+	return pool.Explain(in, NoProvisioning(cfg))
 }

@@ -81,6 +81,9 @@ func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTak
 	if takeErr != nil {
 		return res, nil, takeErr
 	}
+	if err := t.endFullSpell(now); err != nil {
+		return res, nil, err
+	}
 	enough, err := t.AvailableAtLeastFrom(pool.FreeTarget(res.Node.Limits, cfg), now, cfg.Cooldown, first)
 	res.Low = !enough
 	if err != nil {
