@@ -67,7 +67,7 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		r = append(r, f)
 	}
 	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s), checkNotOurs(s),
-		checkGrowth(s), checkGarbage(st, in), checkNodeRules(s))
+		checkFull(s), checkGrowth(s), checkGarbage(st, in), checkNodeRules(s))
 }
 
 // WithoutState is doctor on a state dir with no state file: a report and
@@ -198,17 +198,29 @@ func checkNotOurs(s status.PoolStatus) Finding {
 		len(s.NotOurs), strings.Join(each, ", "))}
 }
 
+// checkFull says whether a pod arriving now would get an address. A full
+// node is load, not a fault: the node stays ready and its ADDs fail with
+// code 11 until an address frees.
+func checkFull(s status.PoolStatus) Finding {
+	if s.Full == nil || !s.Full.Full {
+		return Finding{"pool full", true, "no: an address is free or can be had"}
+	}
+	return Finding{"pool full", true, fmt.Sprintf("yes (%s): %s; the node stays ready, its ADDs fail with code 11 until then",
+		s.Full.Limit, s.Full.Message())}
+}
+
 func checkGrowth(s status.PoolStatus) Finding {
+	atLimits := s.Full != nil && s.Full.Full && (s.Full.Limit == pool.LimitMaxPods || s.Full.Limit == pool.LimitENIs)
 	switch {
 	case s.NoProvisioning != "": // the operator's choice, not a fault
 		return Finding{"growth", true, fmt.Sprintf("off (%s): %d free", s.NoProvisioning, s.Figures.Free)}
 	case s.GrowBlocked != "":
 		return Finding{"growth", false, "blocked " + s.GrowBlocked}
-	case s.Figures.Free == 0 && s.Figures.Shortfall > 0 && len(s.Pending) == 0 && s.Figures.Cooling > 0:
-		// At its limits, not stuck: freed addresses come back as they cool.
-		return Finding{"growth", true, fmt.Sprintf("no free address now: the node holds all it may (%d of %d ENIs, %d max pods) "+
-			"and %d freed addresses are cooling (usable again within IP_COOLDOWN_PERIOD)",
-			s.Figures.ENIs, s.Figures.MaxENIs, s.Figures.MaxPods, s.Figures.Cooling)}
+	case atLimits:
+		// Full, not stuck: pods hold what the node may have, and freed
+		// addresses come back as they cool.
+		return Finding{"growth", true, fmt.Sprintf("at the node's limits (%d of %d ENIs, %d max pods): nothing more to grow",
+			s.Figures.ENIs, s.Figures.MaxENIs, s.Figures.MaxPods)}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
 		return Finding{"growth", false, fmt.Sprintf("no free address and a shortfall of %d; pods wait for an inline grow", s.Figures.Shortfall)}
 	}

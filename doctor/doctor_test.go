@@ -110,19 +110,31 @@ func TestCheckNotOursNamesEachWithItsCost(t *testing.T) {
 }
 
 // No free address with a shortfall is a fault when a pass would grow (pods
-// wait), not when the node holds all it may and freed addresses cool.
-func TestCheckGrowthTellsCoolingAtTheLimitsFromStuck(t *testing.T) {
-	full := pool.Figures{Free: 0, Cooling: 5, Assigned: 23, Shortfall: 8, ENIs: 2, MaxENIs: 2, MaxPods: 28}
-	if f := checkGrowth(status.PoolStatus{Figures: full, Pending: []pool.Action{}}); !f.OK || !strings.Contains(f.Detail, "5 freed addresses are cooling") {
-		t.Errorf("at the limits while addresses cool: %+v", f)
+// wait) and nothing is full; a node that holds all it may is load, not a
+// fault, whether or not freed addresses cool.
+func TestCheckGrowthTellsAFullNodeFromStuck(t *testing.T) {
+	figures := pool.Figures{Free: 0, Cooling: 5, Assigned: 23, Shortfall: 8, ENIs: 2, MaxENIs: 2, MaxPods: 28}
+	full := &pool.Fullness{Full: true, Limit: pool.LimitENIs, Reason: "the node is full", Frees: "when pods go"}
+	if f := checkGrowth(status.PoolStatus{Figures: figures, Full: full, Pending: []pool.Action{}}); !f.OK || !strings.Contains(f.Detail, "at the node's limits (2 of 2 ENIs, 28 max pods)") {
+		t.Errorf("at the limits: %+v", f)
 	}
-	grow := status.PoolStatus{Figures: full, Pending: []pool.Action{{Kind: pool.Assign, Count: 8}}}
+	grow := status.PoolStatus{Figures: figures, Full: &pool.Fullness{}, Pending: []pool.Action{{Kind: pool.Assign, Count: 8}}}
 	if f := checkGrowth(grow); f.OK || !strings.Contains(f.Detail, "shortfall of 8") {
 		t.Errorf("a grow is due: %+v", f)
 	}
-	stuck := full
-	stuck.Cooling, stuck.Assigned = 0, 28
-	if f := checkGrowth(status.PoolStatus{Figures: stuck, Pending: []pool.Action{}}); f.OK {
-		t.Errorf("full of pods, nothing cooling: %+v", f)
+	backedOff := &pool.Fullness{Full: true, Limit: pool.LimitSubnet}
+	if f := checkGrowth(status.PoolStatus{Figures: figures, Full: backedOff, Pending: []pool.Action{}}); f.OK {
+		t.Errorf("the subnet has no address for a pod that waits: %+v", f)
+	}
+}
+
+func TestCheckFullIsAWarningNotAFault(t *testing.T) {
+	if f := checkFull(status.PoolStatus{Full: &pool.Fullness{}}); !f.OK || f.Detail != "no: an address is free or can be had" {
+		t.Errorf("not full: %+v", f)
+	}
+	full := &pool.Fullness{Full: true, Limit: pool.LimitMaxPods, Reason: "the node is full: it holds 11 addresses", Frees: "a pod's address is free again"}
+	f := checkFull(status.PoolStatus{Full: full})
+	if !f.OK || f.Detail != "yes (max-pods): the node is full: it holds 11 addresses; a pod's address is free again; the node stays ready, its ADDs fail with code 11 until then" {
+		t.Errorf("full: %+v", f)
 	}
 }

@@ -146,7 +146,7 @@ func TestVethPrefixAndPodMTUAreFollowed(t *testing.T) {
 
 // DISABLE_NETWORK_RESOURCE_PROVISIONING: pods use what is attached; the ADD
 // that finds the pool empty fails saying why (its inline grow changes
-// nothing), STATUS says so, pool status names the knob, and the emulator saw
+// nothing), STATUS stays ready (the node is full, not broken), pool status names the knob, and the emulator saw
 // no mutating call.
 func TestDisabledProvisioningThroughThePlugin(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"})
@@ -159,7 +159,7 @@ func TestDisabledProvisioningThroughThePlugin(t *testing.T) {
 	if e.Code != types.ErrTryAgainLater || !strings.Contains(e.Msg, "DISABLE_NETWORK_RESOURCE_PROVISIONING") {
 		t.Errorf("ADD on an empty pool: code %d %q; want 11 naming the knob", e.Code, e.Msg)
 	}
-	expectStatus(t, w.runtime(conflist(w.conf(nil))), types.ErrPluginNotAvailable, "provisioning off, pool empty")
+	expectStatus(t, w.runtime(conflist(w.conf(nil))), 0, "provisioning off, pool empty: full")
 	w.reconcile()
 	r := w.vpcctl(nil, "pool", "status", "-o", "json")
 	if r.err != nil || !strings.Contains(string(r.stdout), `"noProvisioning"`) {

@@ -81,8 +81,10 @@ func TestGCReleasesTheRest(t *testing.T) {
 	w.checkStore()
 }
 
-// STATUS answers 50 when no address is free and none can be had, and
-// success while an ADD could be served (free now, or by inline grow).
+// STATUS answers "can this node start pods": success on a node that can
+// serve, is busy or is full (containerd 2.x makes a STATUS error a NotReady
+// node, and Kubernetes then evicts its pods); a full node's ADD fails with
+// code 11 naming what is full.
 func TestStatus(t *testing.T) {
 	targets := []string{"WARM_IP_TARGET=1", "MAX_PODS=2"}
 	w := newWorld(t, worldOpts{env: targets})
@@ -92,14 +94,15 @@ func TestStatus(t *testing.T) {
 	expectStatus(t, grow, 0, "one free address")
 
 	w.add(w.newPod("a"), conf)
-	expectStatus(t, noGrow, types.ErrPluginNotAvailable, "pool empty, inline grow off")
+	expectStatus(t, noGrow, 0, "pool empty, inline grow off: busy")
 	expectStatus(t, grow, 0, "pool empty, inline grow can add one")
 
 	w.add(w.newPod("b"), conf) // grows inline to MAX_PODS
-	expectStatus(t, grow, types.ErrPluginNotAvailable, "max pods reached")
+	expectStatus(t, grow, 0, "max pods reached: full")
+	expectStatus(t, noGrow, 0, "max pods reached: full")
 
 	r := w.cni("ADD", w.newPod("c"), conf)
-	if e := cniError(t, r); e.Code != types.ErrTryAgainLater || !strings.Contains(e.Msg, "max pods") {
+	if e := cniError(t, r); e.Code != types.ErrTryAgainLater || !strings.Contains(e.Msg, "the node is full: it holds 2 addresses, its max pods (2;") {
 		t.Errorf("ADD beyond max pods: code %d %q, want 11 naming max pods", e.Code, e.Msg)
 	}
 }

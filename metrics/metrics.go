@@ -39,6 +39,7 @@ type Input struct {
 	Assignments   int
 	Intents       int
 	GrowBlocked   bool
+	Full          pool.Fullness // a full node: ready, its ADDs refused with code 11
 	Counters      map[string]int64 // monotonic, from the store
 	LastReconcile time.Time
 	LastDuration  time.Duration
@@ -68,6 +69,7 @@ func Render(w io.Writer, in Input) error {
 	m.gauge("vpc_cni_pods_waiting", "ADDs waiting for an inline grow right now", float64(f.Waiting))
 	m.gauge("vpc_cni_intents_in_flight", "EC2 mutations recorded but not yet settled", float64(in.Intents))
 	m.gauge("vpc_cni_grow_blocked", "1 while growth is backed off (subnet exhausted)", boolf(in.GrowBlocked))
+	m.full(in.Full)
 	m.perENI(in.ENIs)
 	m.ipv6(in.IPv6)
 	m.reconcile(in)
@@ -149,6 +151,15 @@ func (m *writer) sample(name, labels string, v float64) {
 		name += "{" + strings.TrimSpace(labels) + "}"
 	}
 	m.printf("%s %s\n", name, strconv.FormatFloat(v, 'f', -1, 64))
+}
+
+// full is a state set: 1 on the limit that makes the node full, 0 on the
+// others, all 0 when a pod arriving now would get an address.
+func (m *writer) full(f pool.Fullness) {
+	m.header("vpc_cni_pool_full", "gauge", "1 while no pod address can be had (the node stays ready; ADDs fail with code 11), by what is full")
+	for _, l := range pool.AllLimits {
+		m.sample("vpc_cni_pool_full", fmt.Sprintf(`limit=%q`, l), boolf(f.Full && f.Limit == l))
+	}
 }
 
 func (m *writer) gauge(name, help string, v float64) {

@@ -18,7 +18,7 @@ func sampleInput() Input {
 	return Input{
 		Figures:     pool.Figures{ENIs: 2, MaxENIs: 3, MaxPods: 11, Free: 3, Cooling: 1, Assigned: 2, Shortfall: 1},
 		ENIs:        []ENI{{ID: "eni-a", DeviceIndex: 0, Free: 1, Assigned: 2}, {ID: "eni-b", DeviceIndex: 1, Free: 2, Cooling: 1}},
-		Assignments: 2, GrowBlocked: true,
+		Assignments: 2, GrowBlocked: true, Full: pool.Fullness{Full: true, Limit: pool.LimitSubnet},
 		Counters:      map[string]int64{"cni_adds": 7, "actions_assign_ok": 2},
 		LastReconcile: time.Unix(1764500000, 0), LastDuration: 40 * time.Millisecond,
 		LastCalls: map[string]int{"DescribeNetworkInterfaces": 1},
@@ -55,6 +55,8 @@ func TestRenderIsValidExposition(t *testing.T) {
 		`vpc_cni_addresses{state="cooling"} 1`,
 		`vpc_cni_eni_addresses{eni="eni-b",device="1",state="free"} 2`,
 		`vpc_cni_grow_blocked 1`,
+		`vpc_cni_pool_full{limit="subnet"} 1`,
+		`vpc_cni_pool_full{limit="eni-limit"} 0`,
 		`vpc_cni_events_total{name="cni_adds"} 7`,
 		`vpc_cni_last_reconcile_ec2_calls{action="DescribeNetworkInterfaces"} 1`,
 		`vpc_cni_last_reconcile_duration_seconds 0.04`,

@@ -37,6 +37,10 @@ type PoolStatus struct {
 	Pods        []PodStatus      `json:"pods"` // who holds each assigned address
 	Intents     int              `json:"intentsInFlight"`
 	GrowBlocked string           `json:"growBlocked,omitempty"`
+	// Full: whether a pod arriving now would get an address (free, or one
+	// a grow pass gets); when not, what is full and what frees one. A full
+	// node stays ready (CNI STATUS succeeds) and its ADDs fail with code 11.
+	Full *pool.Fullness `json:"full,omitempty"`
 	// NoProvisioning: why the pool never grows or shrinks (the operator's
 	// DISABLE_NETWORK_RESOURCE_PROVISIONING or ENABLE_IMDS_ONLY_MODE).
 	NoProvisioning string          `json:"noProvisioning,omitempty"`

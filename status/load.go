@@ -57,6 +57,8 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
 	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
 	s.Figures = plan.Figures
+	full := reconcile.Fullness(ss.node, cfg, ss.snap, now, ss.waiting)
+	s.Full = &full
 	s.growth(ss, plan, cfg, now)
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
 		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)

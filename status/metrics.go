@@ -21,6 +21,9 @@ func MetricsInput(st *store.Store, knobs settings.Inputs, now time.Time) (metric
 	}
 	in := metrics.Input{Figures: status.Figures, Assignments: status.Assignments, Intents: status.Intents,
 		GrowBlocked: status.GrowBlocked != "", Counters: map[string]int64{}}
+	if status.Full != nil {
+		in.Full = *status.Full
+	}
 	for _, e := range status.ENIs {
 		in.ENIs = append(in.ENIs, metrics.ENI{ID: e.ID, DeviceIndex: e.DeviceIndex, Free: e.Free,
 			Cooling: e.Cooling, Assigned: e.Assigned, Releasing: e.Releasing})

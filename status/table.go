@@ -29,6 +29,9 @@ func Table(t *printers.Table, s PoolStatus) {
 	if s.NoProvisioning != "" {
 		t.Row("GROWTH", "off: "+s.NoProvisioning)
 	}
+	if s.Full != nil && s.Full.Full {
+		t.Row("FULL", s.Full.Message())
+	}
 	if s.GrowBlocked != "" {
 		t.Row("GROWTH BLOCKED", s.GrowBlocked)
 	}
