@@ -39,7 +39,7 @@ type Input struct {
 	Assignments   int
 	Intents       int
 	GrowBlocked   bool
-	Full          pool.Fullness // a full node: ready, its ADDs refused with code 11
+	Full          pool.Fullness    // a full node: ready, its ADDs refused with code 11
 	Counters      map[string]int64 // monotonic, from the store
 	LastReconcile time.Time
 	LastDuration  time.Duration
