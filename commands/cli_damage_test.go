@@ -56,7 +56,7 @@ func TestDamagedStateIsAnError(t *testing.T) {
 // the pages a busy node's has.
 func fillAssignments(t *testing.T, dir string, n int) {
 	t.Helper()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

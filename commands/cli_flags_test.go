@@ -13,7 +13,7 @@ import (
 func TestWaitThatNeverGetsTheLockExits1(t *testing.T) {
 	_, env := newSim(t, "m5.large")
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func podsState(t *testing.T) (dir string, env []string) {
 	_, env = newSim(t, "m5.large")
 	dir = t.TempDir()
 	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

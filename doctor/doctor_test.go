@@ -15,7 +15,7 @@ import (
 
 // A state dir no pass has written says so, and that is a failure.
 func TestRunOnAFreshStateSaysNoReconcileHasRun(t *testing.T) {
-	st, err := store.Open(t.TempDir(), store.Options{})
+	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReportFailedIsTheFirstFailure(t *testing.T) {
 // The last rebuild's event is named, with its time, once the node is
 // healthy again; a node never rebuilt has no such line.
 func TestLastRebuildNamesTheLastRebuild(t *testing.T) {
-	st, err := store.Open(t.TempDir(), store.Options{})
+	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

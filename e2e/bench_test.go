@@ -462,7 +462,7 @@ func BenchmarkAddPoolSize(b *testing.B) {
 // fillStore writes n free addresses on ready ENIs of 50 secondary addresses
 // each (device 0 first) and assigns half of them.
 func fillStore(b *testing.B, dir string, n int) {
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

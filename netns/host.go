@@ -156,3 +156,25 @@ func addrOfHost(n *net.IPNet) (netip.Addr, bool) {
 func NetnsExists(path string) bool {
 	return path != "" && ns.IsNSorErr(path) == nil
 }
+
+// LivePods are the host routes through veths whose namespace is alive: the
+// node's running pods as the kernel shows them, whatever the store holds.
+func (hs HostState) LivePods() []RouteInfo {
+	var out []RouteInfo
+	for _, r := range hs.Routes {
+		if slices.Contains(hs.Live, r.Veth) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RunningPods counts the running pods' veths (a dual-stack pod has a route
+// of each family).
+func (hs HostState) RunningPods() int {
+	veths := map[string]bool{}
+	for _, r := range hs.LivePods() {
+		veths[r.Veth] = true
+	}
+	return len(veths)
+}

@@ -125,7 +125,7 @@ type testNode struct {
 func newTestNode(t *testing.T) *testNode {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

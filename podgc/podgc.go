@@ -9,7 +9,6 @@ package podgc
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"vpc-cni/netns"
@@ -120,17 +119,9 @@ func PodOf(a store.Assignment) netns.Pod {
 	return p
 }
 
-// LivePods are the host routes through veths whose namespace is alive: the
-// node's running pods as the kernel shows them, whatever the store holds.
-func LivePods(hs netns.HostState) []netns.RouteInfo {
-	var out []netns.RouteInfo
-	for _, r := range hs.Routes {
-		if slices.Contains(hs.Live, r.Veth) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// LivePods are the host routes through veths whose namespace is alive
+// (netns.HostState.LivePods).
+func LivePods(hs netns.HostState) []netns.RouteInfo { return hs.LivePods() }
 
 // removeUnowned removes veths, routes and rules that no live assignment owns
 // and that lead to no live namespace; the latter it lists as Unowned.

@@ -35,7 +35,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // newPool is a store with one ready ENI holding 100.64.0.10-13.
 func newPool(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.TempDir(), store.Options{})
+	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"vpc-cni/netns"
-	"vpc-cni/podgc"
-	"vpc-cni/reconcile"
+		"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -17,26 +16,17 @@ import (
 // finds the last one. **contract** (vpcctl events)
 const EventRebuilt = "state-rebuilt"
 
-// Lost is a state file that holds no pool (missing, or created and never
-// adopted: no ENI) on a node whose kernel shows running pods' wiring.
-// Pods is that wiring's count; 0 is not lost.
-type Lost struct{ Pods int }
-
-// Message is what STATUS, doctor, a refused ADD and reconcile say.
-func (l Lost) Message() string {
-	return fmt.Sprintf("state lost: %d running pods' wiring found with no state; run `vpcctl state rebuild`", l.Pods)
-}
+// Lost is a state file that holds no pool on a node whose kernel shows
+// running pods' wiring (reconcile.Lost: a pass refuses to create the file
+// over them with the same value).
+type Lost = reconcile.Lost
 
 // IsLost is the pure decision: a fresh store and running pods.
 func IsLost(fresh bool, hs netns.HostState) Lost {
 	if !fresh {
 		return Lost{}
 	}
-	veths := map[string]bool{} // a dual-stack pod has a route of each family
-	for _, r := range podgc.LivePods(hs) {
-		veths[r.Veth] = true
-	}
-	return Lost{Pods: len(veths)}
+	return Lost{Pods: hs.RunningPods()}
 }
 
 // Fresh reports whether the store holds no pool: the file is missing, or
@@ -50,7 +40,7 @@ func Fresh(st *store.Store) (bool, error) {
 		return err
 	})
 	if errors.Is(err, store.ErrNotInitialized) {
-		return true, nil
+		return true, nil // missing, or removed under this Store (ErrReplaced too)
 	}
 	return enis == 0, err
 }
@@ -106,4 +96,52 @@ func (out *Report) event(why string, now time.Time) store.Event {
 	return store.Event{Time: now, Kind: EventRebuilt, Message: fmt.Sprintf(
 		"rebuilt from the kernel and EC2 (%s): %s restored, %s, %s", why, reconcile.Plural(out.restored, "pod", "pods"),
 		reconcile.Plural(out.ENIs, "ENI", "ENIs"), reconcile.Plural(out.Addresses, "address", "addresses"))}
+}
+
+// PassOptions are what the one owner of a pass needs: how to rebuild lost
+// state (Options, whose NewRunner also runs the pass) and the pass's own.
+type PassOptions struct {
+	Options
+	Pass reconcile.Options
+}
+
+// Pass is the one way every caller runs a pass (reconcile, the loop, pool
+// warm, install, the plugin's inline grow): lost state is rebuilt first, and
+// a pass that finds it lost after all (the file removed after the look)
+// gets it rebuilt and runs once more. The caller holds the reconcile lock.
+// rebuilt reports a rebuild, if one ran.
+func Pass(ctx context.Context, st *store.Store, o PassOptions) (rep *reconcile.Report, rebuilt *Report, lost Lost, err error) {
+	for try := 0; ; try++ {
+		rebuilt, lost, err = Recover(ctx, st, o.Options)
+		if err != nil {
+			if lost.Pods > 0 {
+				err = fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
+			}
+			return nil, rebuilt, lost, err
+		}
+		runner, err := o.NewRunner()
+		if err != nil {
+			return nil, rebuilt, lost, err
+		}
+		rep, err = runner.Run(ctx, o.Pass)
+		if !reconcile.IsLostState(err) || try > 0 {
+			return rep, rebuilt, lost, err
+		}
+	}
+}
+
+// Ensure makes sure the state file exists before a caller writes to it
+// outside a pass (pool warm's overrides): lost state is rebuilt, and a new
+// node with no running pod gets an empty file. The caller holds the
+// reconcile lock.
+func Ensure(ctx context.Context, st *store.Store, o Options) (*Report, Lost, error) {
+	rebuilt, lost, err := Recover(ctx, st, o)
+	if err != nil || rebuilt != nil {
+		return rebuilt, lost, err
+	}
+	err = st.View(func(*store.Tx) error { return nil })
+	if !errors.Is(err, store.ErrNotInitialized) {
+		return nil, lost, err
+	}
+	return nil, lost, st.Create(func(*store.Tx) error { return nil })
 }

@@ -49,9 +49,14 @@ func TestDetectReadsTheKernelOnlyForAFreshStore(t *testing.T) {
 		t.Fatalf("missing file: lost %+v, err %v, %d kernel reads", lost, err, reads)
 	}
 	e := poolENI()
-	if err := st.Update(func(tx *store.Tx) error { return tx.PutENI(e) }); err != nil {
+	unlock, _, err := st.LockReconcile(true, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := st.Create(func(tx *store.Tx) error { return tx.PutENI(e) }); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
 	if lost, err := Detect(st, list); err != nil || lost.Pods != 0 || reads != 1 {
 		t.Fatalf("a store with a pool: lost %+v, err %v, %d kernel reads (want none more)", lost, err, reads)
 	}

@@ -19,17 +19,16 @@ import (
 // pass plans from the whole truth. The caller holds the reconcile lock.
 func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*Report, error) {
 	rep := &Report{Time: r.now()}
-	p := &pass{Runner: r, rep: rep}
+	p := &pass{Runner: r, rep: rep, rebuilding: true}
 	if err := p.prepare(ctx); err != nil {
 		return rep, err
 	}
-	truth, err := r.Cloud.InstanceENIs(ctx, p.node.InstanceID)
-	rep.Calls = append(rep.Calls, "DescribeNetworkInterfaces")
+	truth, err := p.adoptTruth(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+		return rep, err
 	}
 	now := r.now()
-	err = r.Store.Update(func(tx *store.Tx) error {
+	err = p.update(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()
 		if err != nil {
 			return err
@@ -54,6 +53,20 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 	p.setupHosts()
 	rep.Duration = r.now().Sub(rep.Time)
 	return rep, nil
+}
+
+// adoptTruth reads the node's ENIs: from EC2, or in IMDS-only mode from
+// IMDS alone (no EC2 call at all).
+func (p *pass) adoptTruth(ctx context.Context) ([]cloud.ENIInfo, error) {
+	if p.cfg.IMDSOnly {
+		return p.observeIMDSOnly(ctx)
+	}
+	truth, err := p.Cloud.InstanceENIs(ctx, p.node.InstanceID)
+	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+	}
+	return truth, nil
 }
 
 // adoptIPv6 records the primary ENI's first /80 as the IPv6 pool when the

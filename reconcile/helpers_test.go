@@ -78,7 +78,7 @@ func newNode(t testing.TB, instanceType string, e env) *node {
 // attachNode builds a runner for an existing sim and state dir.
 func attachNode(t testing.TB, sim *ec2sim.Sim, dir string, e env) *node {
 	t.Helper()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.OpenNew(dir, store.Options{})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}

@@ -26,7 +26,7 @@ func (p *pass) learnNode(ctx context.Context) (store.Node, error) {
 	if p.opts.DryRun {
 		return node, nil
 	}
-	return node, p.Store.Update(func(tx *store.Tx) error { return tx.PutNode(node) })
+	return node, p.update(func(tx *store.Tx) error { return tx.PutNode(node) })
 }
 
 // learnLimits confirms the identity with EC2 and reads the type's limits

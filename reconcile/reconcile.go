@@ -15,6 +15,7 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/hostnet"
+	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -180,6 +181,11 @@ type Host interface {
 	// place (netlink reads). An error may leave some rules rewritten; the
 	// next full pass checks them again. Inline grows do not call it.
 	EnsureNodeRules(cfg hostnet.Config) (repaired []string, err error)
+	// ListPods reads the pods' wiring (host veths named with vethPrefix,
+	// their routes, which namespaces live): a pass on a fresh state file
+	// reads it before it creates one, and refuses (Lost) when pods run. A
+	// read; an error means it could not look.
+	ListPods(vethPrefix string) (netns.HostState, error)
 }
 
 var _ Host = KernelHost{}
@@ -233,6 +239,8 @@ type pass struct {
 	cfg  settings.Effective // resolved at the start of the pass
 	rep  *Report
 
+	fresh         bool           // no state file yet: the pass's first write creates it (lost.go)
+	rebuilding    bool           // Adopt for a rebuild: the pods' wiring is what it restores
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
 	unready       []pool.ENI     // secondary ENIs whose host side is not set up, as the pass left them
@@ -352,13 +360,21 @@ func (p *pass) prepare(ctx context.Context) error {
 		return err
 	})
 	if errors.Is(err, store.ErrNotInitialized) {
-		err = nil // a fresh node: nothing learnt, nothing overridden yet
+		// A fresh node (nothing learnt, nothing overridden yet), or a file
+		// removed since this process looked: either way the pass's first
+		// write creates one, after lostCheck found no running pod.
+		p.fresh, err = true, nil
 	}
 	if err != nil {
 		return err
 	}
 	if p.cfg, err = settings.Resolve(stored.Overrides, settings.Inputs{Env: p.Env, File: p.File}); err != nil {
 		return ConfigError{err}
+	}
+	if !known && !p.opts.DryRun { // no node yet: nothing a running pod holds is recorded
+		if err := p.lostCheck(); err != nil {
+			return err
+		}
 	}
 	p.rep.Config = p.cfg
 	p.rep.Changed = settings.Changes(stored.LastPass, p.cfg.Values)

@@ -16,7 +16,7 @@ import (
 
 func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	st, err := store.Open(t.TempDir(), store.Options{})
+	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 }
 
 func TestPoolStatusIPv4OnlyHasNoIPv6Section(t *testing.T) {
-	st, err := store.Open(t.TempDir(), store.Options{})
+	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,5 +8,5 @@ import "path/filepath"
 // not even the directory or a lock file. Call it only after a read-only Open
 // said ErrNotInitialized: that Open checked the path.
 func Absent(dir string) *Store {
-	return &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: DefaultTimeout, readOnly: true}
+	return &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: DefaultTimeout, readOnly: true, id: &identity{}}
 }

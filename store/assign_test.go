@@ -164,7 +164,7 @@ func TestTakeMatchesTheRule(t *testing.T) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
-		s, err := Open(filepath.Join(base, fmt.Sprint(n)), Options{})
+		s, err := OpenNew(filepath.Join(base, fmt.Sprint(n)), Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -137,7 +137,7 @@ func BenchmarkOpenTake(b *testing.B) {
 			for i := range b.N {
 				key := fmt.Sprintf("bench-%d/eth0", i)
 				start := time.Now()
-				s, err := Open(dir, Options{})
+				s, err := OpenNew(dir, Options{})
 				if err == nil {
 					err = s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, 0); return err })
 				}

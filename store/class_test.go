@@ -54,7 +54,7 @@ func TestNotOursENIKeepsItsClassAndHandsNothingOut(t *testing.T) {
 
 func TestVersion1ENIRecordReadsAsUnclassified(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestVersion1ENIRecordReadsAsUnclassified(t *testing.T) {
 	if _, err := Open(dir, Options{ReadOnly: true}); !errors.Is(err, ErrOlderSchema) {
 		t.Fatalf("read-only open of a version 1 file: %v, want ErrOlderSchema", err)
 	}
-	s, err = Open(dir, Options{})
+	s, err = OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,13 +79,13 @@ func (s *Store) CheckFile() error {
 	}
 	// The size first, on an open that reads no page but the meta pages:
 	// loading the free page list of a truncated file reads past its end.
-	err := s.withDB(false, false, func(db *bolt.DB, size int64) error {
+	err := s.withDB(false, false, false, func(db *bolt.DB, size int64) error {
 		return db.View(func(btx *bolt.Tx) error { return checkSize(btx, s.path, size) })
 	})
 	if err != nil {
 		return err
 	}
-	return s.withDB(false, true, func(db *bolt.DB, size int64) error {
+	return s.withDB(false, true, false, func(db *bolt.DB, size int64) error {
 		return db.View(func(btx *bolt.Tx) error { return checkPages(btx, s.path) })
 	})
 }

@@ -45,7 +45,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 			}
 			ways := map[string]func() error{
 				"CheckFile":      s.CheckFile,
-				"Open":           func() error { _, err := Open(s.Dir(), Options{}); return err },
+				"Open":           func() error { _, err := OpenNew(s.Dir(), Options{}); return err },
 				"Open read-only": func() error { _, err := Open(s.Dir(), Options{ReadOnly: true}); return err },
 				"Snapshot": func() error {
 					return s.View(func(tx *Tx) error { _, err := tx.Snapshot(); return err })

@@ -76,8 +76,11 @@ func (s *Store) guard(what, path string, info fs.FileInfo, want fs.FileMode, chm
 // openFile is bbolt's OpenFile: it never follows a symlink, checks the
 // opened file's owner and mode, and records the file and its size for the
 // damage check.
-func (s *Store) openFile(file **os.File, size *int64) func(string, int, os.FileMode) (*os.File, error) {
+func (s *Store) openFile(file **os.File, size *int64, create bool) func(string, int, os.FileMode) (*os.File, error) {
 	return func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		if !create {
+			flag &^= os.O_CREATE // a file removed since the caller looked is not made again
+		}
 		f, err := os.OpenFile(name, flag|syscall.O_NOFOLLOW, perm)
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, symlinkError(name)

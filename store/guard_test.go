@@ -96,7 +96,7 @@ func TestReadableModesAreTightened(t *testing.T) {
 	s := newStore(t)
 	must(t, os.Chmod(s.Dir(), 0o755))
 	must(t, os.Chmod(s.Path(), 0o644))
-	if _, err := Open(s.Dir(), Options{}); err != nil {
+	if _, err := OpenNew(s.Dir(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]os.FileMode{s.Dir(): 0o700, s.Path(): 0o600} {

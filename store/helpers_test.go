@@ -16,7 +16,7 @@ var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(t.TempDir(), Options{})
+	s, err := OpenNew(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

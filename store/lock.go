@@ -25,7 +25,12 @@ func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), 
 	} else if timeout <= 0 {
 		timeout = -1
 	}
-	return lockFile(s.ReconcileLockPath(), lockEX, timeout)
+	release, acquired, err := lockFile(s.ReconcileLockPath(), lockEX, timeout)
+	if !acquired || err != nil {
+		return release, acquired, err
+	}
+	s.id.setLocked(true) // Create may make the file
+	return func() { s.id.setLocked(false); release() }, true, nil
 }
 
 // lockDB takes state.db.lock, shared for readers and exclusive for writers,

@@ -12,7 +12,7 @@ import (
 // outer transaction still commits.
 func TestNestedTransactionFailsAtOnce(t *testing.T) {
 	s := newStore(t)
-	other, err := Open(s.Dir(), Options{})
+	other, err := OpenNew(s.Dir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ const (
 // transaction also bumps a counter and appends to a shared log while it
 // holds the write lock, so the log's order is the commit order.
 func helperChurn(dir, id string) error {
-	s, err := Open(dir, Options{Timeout: 30 * time.Second})
+	s, err := OpenNew(dir, Options{Timeout: 30 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func ownedOnce(tx *Tx, a Assignment) error {
 
 func TestConcurrentProcessesNeverLoseUpdatesOrShareAddresses(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func helperHang(dir string) error {
 
 func TestKillInsideTransactionLeavesNoTrace(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestKillInsideTransactionLeavesNoTrace(t *testing.T) {
 
 // helperLoop takes and gives addresses until it is killed.
 func helperLoop(dir string) error {
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func helperLoop(dir string) error {
 // moments (often mid-commit) and checks the file after each kill.
 func TestKillAtRandomPointsKeepsTheFileConsistent(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,7 @@ type Store struct {
 	path     string
 	timeout  time.Duration
 	readOnly bool
+	id       *identity // the file's generation this Store pinned, and the reconcile lock (identity.go)
 }
 
 // benchHook is set only by the store's benchmarks (bench_test.go), to open
@@ -90,13 +91,14 @@ var benchHook interface {
 }
 
 // Open checks (or creates, mode 0700) the state directory and makes sure the
-// state file is a vpc-cni database of a schema this binary knows, creating
-// or migrating it unless opts.ReadOnly. It does not keep the file open.
+// state file, if there is one, is a vpc-cni database of a schema this binary
+// knows, migrating it unless opts.ReadOnly. It never creates the file (only
+// Create does) and does not keep it open.
 func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly}
+	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly, id: &identity{}}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -113,13 +115,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if version == SchemaVersion {
 		return s, nil
 	}
+	if version == 0 && !s.readOnly {
+		return s, nil // no file: Create makes it
+	}
 	if s.readOnly {
 		if version == 0 {
 			return nil, fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
 		}
 		return nil, fmt.Errorf("%s: schema %d, this binary uses %d: %w", s.path, version, SchemaVersion, ErrOlderSchema)
 	}
-	// Create or migrate: the write transaction runs the migrations.
+	// Migrate: the write transaction runs the migrations.
 	if err := s.Update(func(*Tx) error { return nil }); err != nil {
 		return nil, err
 	}
@@ -158,7 +163,7 @@ func (s *Store) peekVersion() (int, error) {
 		return 0, err
 	}
 	version := 0
-	err := s.withDB(false, false, func(db *bolt.DB, size int64) error {
+	err := s.withDB(false, false, false, func(db *bolt.DB, size int64) error {
 		return db.View(func(btx *bolt.Tx) error {
 			if err := checkSize(btx, s.path, size); err != nil {
 				return err
@@ -189,36 +194,50 @@ func (s *Store) fileExists() (bool, error) {
 	return info.Size() > 0, nil
 }
 
-func (s *Store) run(write bool, fn func(*Tx) error) error {
-	if !write {
+func (s *Store) run(write bool, fn func(*Tx) error) error { return s.runTx(write, false, fn) }
+
+// runTx runs fn in one transaction on the file this Store pinned; only
+// create may make a missing file.
+func (s *Store) runTx(write, create bool, fn func(*Tx) error) error {
+	if !create {
 		if exists, err := s.fileExists(); err != nil {
 			return err
 		} else if !exists {
-			return fmt.Errorf("%s: %w", s.path, ErrNotInitialized)
+			return s.missing()
 		}
 	}
-	return s.withDB(write, false, func(db *bolt.DB, size int64) error {
+	var gen []byte
+	err := s.withDB(write, false, create, func(db *bolt.DB, size int64) error {
+		do, check := db.View, checkReadable
 		if write {
-			return db.Update(func(btx *bolt.Tx) error {
-				if err := checkSize(btx, s.path, size); err != nil {
-					return err
-				}
-				if err := prepareWrite(btx, s.path); err != nil {
-					return err
-				}
-				return fn(&Tx{tx: btx, path: s.path})
-			})
+			do, check = db.Update, prepareWrite
 		}
-		return db.View(func(btx *bolt.Tx) error {
+		return do(func(btx *bolt.Tx) error {
 			if err := checkSize(btx, s.path, size); err != nil {
 				return err
 			}
-			if err := checkReadable(btx, s.path); err != nil {
+			if write && !create {
+				if v, err := schemaVersion(btx, s.path); err == nil && v == 0 {
+					return s.missing() // an empty bolt file: not created by Create
+				}
+			}
+			if err := check(btx, s.path); err != nil {
+				return err
+			}
+			var err error
+			if gen, err = generation(btx, write); err != nil {
+				return err
+			}
+			if err := s.id.check(gen, create, s.path); err != nil {
 				return err
 			}
 			return fn(&Tx{tx: btx, path: s.path})
 		})
 	})
+	if err == nil {
+		s.id.adopt(gen, create)
+	}
+	return err
 }
 
 // withDB locks, opens, runs fn and closes: the database is open only for fn,
@@ -226,7 +245,7 @@ func (s *Store) run(write bool, fn func(*Tx) error) error {
 // while the file is open (a damaged file) becomes an ErrDamaged error.
 // preload reads the free page list on open, which a read-only open
 // otherwise leaves for later.
-func (s *Store) withDB(write, preload bool, fn func(db *bolt.DB, size int64) error) (err error) {
+func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size int64) error) (err error) {
 	leave, err := enterTx(s.path)
 	if err != nil {
 		return err
@@ -260,7 +279,7 @@ func (s *Store) withDB(write, preload bool, fn func(db *bolt.DB, size int64) err
 			}
 		}
 	}()
-	opts := &bolt.Options{Timeout: s.timeout, ReadOnly: !write, PreLoadFreelist: preload, OpenFile: s.openFile(&file, &size)}
+	opts := &bolt.Options{Timeout: s.timeout, ReadOnly: !write, PreLoadFreelist: preload, OpenFile: s.openFile(&file, &size, create)}
 	if benchHook != nil {
 		benchHook.opening(opts)
 	}
@@ -268,7 +287,10 @@ func (s *Store) withDB(write, preload bool, fn func(db *bolt.DB, size int64) err
 	if err != nil {
 		return s.openError(err)
 	}
-	return fn(db, size)
+	if err := fn(db, size); err != nil {
+		return err
+	}
+	return s.stillThere(file)
 }
 
 func (s *Store) openError(err error) error {

@@ -14,7 +14,7 @@ import (
 
 func TestOpenCreatesDirAndFileWithPrivateModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "var", "lib", "vpc-cni")
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestOpenUnusableDirNamesThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range []string{filepath.Join(file, "state"), "/proc/vpc-cni-store-test/state"} {
-		_, err := Open(dir, Options{})
+		_, err := OpenNew(dir, Options{})
 		if err == nil || !strings.Contains(err.Error(), dir) {
 			t.Errorf("Open(%s) = %v, want an error naming the directory", dir, err)
 		}
@@ -63,7 +63,7 @@ func TestOpenReadOnlyDoesNotCreate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, DBFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("read-only open created the file: %v", err)
 	}
-	if _, err := Open(dir, Options{}); err != nil {
+	if _, err := OpenNew(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := Open(dir, Options{ReadOnly: true})
@@ -113,13 +113,13 @@ func refusedUnchanged(t *testing.T, dir string, want error) {
 			t.Errorf("%s: %v, want %v naming %s", what, err, want, path)
 		}
 	}
-	_, err := Open(dir, Options{})
+	_, err := OpenNew(dir, Options{})
 	check("Open", err)
 	_, err = Open(dir, Options{ReadOnly: true})
 	check("Open read-only", err)
 	// A Store opened before the file was replaced goes through the
 	// read-write open and the in-transaction check.
-	s := &Store{dir: dir, path: path, timeout: time.Second}
+	s := &Store{dir: dir, path: path, timeout: time.Second, id: &identity{}}
 	check("Update", s.Update(func(tx *Tx) error { return tx.AddCounter("x", 1) }))
 	check("View", s.View(func(*Tx) error { return nil }))
 	// A lazy Store (the plugin's) skips the up-front check; the transactions refuse.
@@ -182,7 +182,7 @@ func TestNewerSchemaIsRefusedAndUntouched(t *testing.T) {
 func TestMigrateEmptyBoltFile(t *testing.T) {
 	dir := t.TempDir()
 	writeBolt(t, filepath.Join(dir, DBFile), func(*bolt.Tx) error { return nil })
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestMigrateV0MetaOnly(t *testing.T) {
 	if _, err := Open(dir, Options{ReadOnly: true}); !errors.Is(err, ErrNotInitialized) {
 		t.Fatalf("read-only open of a v0 file: %v", err)
 	}
-	s, err := Open(dir, Options{})
+	s, err := OpenNew(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestMissingBucketIsAnError(t *testing.T) {
 	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), s.Path()) {
 		t.Fatalf("Update: %v", err)
 	}
-	if _, err := Open(s.Dir(), Options{}); !errors.Is(err, ErrInconsistent) {
+	if _, err := OpenNew(s.Dir(), Options{}); !errors.Is(err, ErrInconsistent) {
 		t.Fatalf("Open: %v", err)
 	}
 	if fileSHA(t, s.Path()) != before {

@@ -13,6 +13,7 @@ import (
 	"vpc-cni/cloud"
 	"vpc-cni/hostnet"
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -55,6 +56,7 @@ func (h *slowHost) TeardownENI(pool.ENI, netip.Prefix) error { return nil }
 // so passes keep no node-level rules.
 func (h *slowHost) PrimaryLink(string) (string, error)               { return "", nil }
 func (h *slowHost) EnsureNodeRules(hostnet.Config) ([]string, error) { return nil, nil }
+func (h *slowHost) ListPods(string) (netns.HostState, error)         { return netns.HostState{}, nil } // the simulated node runs no real pods
 
 // due is when an ENI seen but not yet usable will be; zero if none.
 func (h *slowHost) due() time.Time {
@@ -102,7 +104,7 @@ func newNode(env map[string]string, o Options) (*node, error) {
 	}
 	n.dir, err = os.MkdirTemp(tmpBase(), "vpc-cni-whatif-")
 	if err == nil {
-		n.st, err = store.Open(n.dir, store.Options{})
+		n.st, err = store.OpenNew(n.dir, store.Options{})
 	}
 	var cl *cloud.Client
 	if err == nil {
