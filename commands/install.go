@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -105,7 +104,7 @@ func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pa
 		if err != nil {
 			return install.Pass{}, fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
 		}
-		rep, err := reconcileOnce(ctx, st, knobs)
+		rep, err := passRecovering(ctx, c, st, knobs, reconcile.Options{}) // a lost state is rebuilt, never adopted as free
 		unlock()
 		if err != nil {
 			return install.Pass{}, fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; "+
@@ -115,10 +114,3 @@ func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pa
 	}
 }
 
-func reconcileOnce(ctx context.Context, st *store.Store, knobs settings.Inputs) (*reconcile.Report, error) {
-	runner, err := newRunner(ctx, st, knobs)
-	if err != nil {
-		return nil, err
-	}
-	return runner.Run(ctx, reconcile.Options{})
-}

@@ -1,12 +1,14 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -78,6 +80,9 @@ func poolWarm(c *cli.Context) error {
 	s, err := openSession(c, writable)
 	if err != nil {
 		return err
+	}
+	if err := ensureState(c, s); err != nil {
+		return fmt.Errorf("pool warm: nothing saved: %w", err)
 	}
 	eff, err := persistOverrides(s.st, s.in, given, c.Bool("reset"))
 	if err != nil {
@@ -175,4 +180,34 @@ func persistOverrides(st *store.Store, in settings.Inputs, given settings.Overri
 		return eff, fmt.Errorf("pool warm: %w", err)
 	}
 	return eff, nil
+}
+
+// ensureState gives a node without a state file one before the overrides
+// are written (rebuild.Ensure, under the reconcile lock): lost state is
+// rebuilt, a new node gets an empty file. A node with a file pays one read.
+func ensureState(c *cli.Context, s session) error {
+	if err := s.st.View(func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrNotInitialized) {
+		return err
+	}
+	timeout := c.Duration("timeout")
+	ctx, cancel := passContext(c.Context, timeout)
+	defer cancel()
+	unlock, held, err := s.st.LockReconcile(true, timeout)
+	if err == nil && !held {
+		err = errors.New("held too long by another process")
+	}
+	if err != nil {
+		return fmt.Errorf("taking the reconcile lock %s: %w", s.st.ReconcileLockPath(), err)
+	}
+	defer unlock()
+	prefix, err := settings.VethPrefixOf(s.in)
+	if err != nil {
+		return asUsage(err)
+	}
+	_, lost, err := rebuild.Ensure(ctx, s.st, rebuild.Options{CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
+		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, s.st, s.in) }})
+	if err != nil && lost.Pods > 0 {
+		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
+	}
+	return err
 }

@@ -124,21 +124,19 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		}
 		defer unlock()
 	}
-	runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
-	if err != nil {
-		return nil, classifyRunError(ctx, err)
-	}
-	if !dryRun {
-		if err := recoverLost(ctx, c, st, runner); err != nil {
+	if dryRun {
+		runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
+		if err != nil {
 			return nil, classifyRunError(ctx, err)
 		}
+		rep, err := runner.Run(ctx, reconcile.Options{DryRun: true})
+		warnChanges(c, rep)
+		return rep, classifyRunError(ctx, err)
 	}
-	rep, err := runner.Run(ctx, reconcile.Options{DryRun: dryRun})
+	rep, err := passRecovering(ctx, c, st, s.in, reconcile.Options{})
 	warnChanges(c, rep)
-	if !dryRun {
-		collectGarbage(c, st)
-		writeMetricsAfterPass(c, st)
-	}
+	collectGarbage(c, st)
+	writeMetricsAfterPass(c, st)
 	return rep, classifyRunError(ctx, err)
 }
 
@@ -146,27 +144,26 @@ func renderReport(c *cli.Context, rep *reconcile.Report) error {
 	return render(c, rep, func(t *printers.Table) { status.ReportRows(t, rep) })
 }
 
-// recoverLost rebuilds a lost state file (rebuild.Recover) before the pass
-// plans, so no running pod's address is planned as free; a failure stops
-// the pass.
-func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *reconcile.Runner) error {
-	prefix, err := settings.VethPrefixOf(settings.Inputs{Env: runner.Env, File: runner.File})
+// passRecovering runs a pass through rebuild.Pass: a lost state file is
+// rebuilt (from EC2, or IMDS in IMDS-only mode, and the kernel) before the
+// pass plans, so no running pod's address is planned as free. The caller
+// holds the reconcile lock.
+func passRecovering(ctx context.Context, c *cli.Context, st *store.Store, in settings.Inputs, opts reconcile.Options) (*reconcile.Report, error) {
+	prefix, err := settings.VethPrefixOf(in)
 	if err != nil {
-		return asUsage(err)
+		return nil, asUsage(err)
 	}
-	out, lost, err := rebuild.Recover(ctx, st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), VethPrefix: prefix,
-		NewRunner: func() (*reconcile.Runner, error) { return runner, nil }})
-	if err != nil && lost.Pods > 0 {
-		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
-	}
-	if out != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt from EC2 and the kernel, %d pods restored\n",
-			lost.Pods, out.Restored())
-		for _, f := range out.Failed {
+	rep, rebuilt, lost, err := rebuild.Pass(ctx, st, rebuild.PassOptions{Pass: opts, Options: rebuild.Options{
+		CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
+		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, st, in) }}})
+	if rebuilt != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt, %d pods restored\n",
+			lost.Pods, rebuilt.Restored())
+		for _, f := range rebuilt.Failed {
 			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
 		}
 	}
-	return err
+	return rep, err
 }
 
 // collectGarbage runs gc after a pass; its failures are reported, not fatal.

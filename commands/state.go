@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -43,8 +44,15 @@ Examples:
 }
 
 func cniCacheDirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "cni-cache-dir", Value: "/var/lib/cni", Usage: "the runtime's CNI cache (results/ under it)"}
+	return &cli.StringFlag{Name: "cni-cache-dir", Value: defaultCNICacheDir, Usage: "the runtime's CNI cache (results/ under it)"}
 }
+
+// defaultCNICacheDir is containerd's and CRI-O's CNI cache.
+const defaultCNICacheDir = "/var/lib/cni"
+
+// cniCacheDir is --cni-cache-dir, or the default for the commands that
+// rebuild lost state without the flag (pool warm, install).
+func cniCacheDir(c *cli.Context) string { return cmp.Or(c.String("cni-cache-dir"), defaultCNICacheDir) }
 
 func rebuildAction(c *cli.Context) error {
 	s, err := start(c, lazy)
@@ -60,7 +68,7 @@ func rebuildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := rebuild.Run(ctx, s.st, rebuild.Options{CNICacheDir: c.String("cni-cache-dir"), Force: c.Bool("force"),
+	out, err := rebuild.Run(ctx, s.st, rebuild.Options{CNICacheDir: cniCacheDir(c), Force: c.Bool("force"),
 		VethPrefix: prefix, NewRunner: runnerFor(ctx, s.st, s.in)})
 	if err != nil {
 		return err

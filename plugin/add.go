@@ -109,6 +109,12 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
 	c.low, c.startRefill = res.Low, res.StartRefill
+	if errors.Is(err, store.ErrNotInitialized) {
+		// No file (a new node, or one removed): no pool to take from. The
+		// ADD goes the way of an empty pool: under the reconcile lock a
+		// rebuild or a first pass makes the file; no write here does.
+		return res.Assignment, store.ErrNoFreeAddress
+	}
 	if err != nil && !errors.Is(err, store.ErrNoFreeAddress) {
 		return res.Assignment, storeErr("taking an address", err)
 	}

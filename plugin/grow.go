@@ -53,11 +53,11 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 func (c *call) growInline() (bool, string) {
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
-	runner, err := c.runner()
-	if err != nil {
-		return false, "inline grow: " + err.Error()
+	rep, _, _, err := rebuild.Pass(c.ctx, c.store, rebuild.PassOptions{Options: c.rebuildOptions(),
+		Pass: reconcile.Options{GrowOnly: true, LinkWait: c.linkWait()}})
+	if rep == nil {
+		rep = &reconcile.Report{}
 	}
-	rep, err := runner.Run(c.ctx, reconcile.Options{GrowOnly: true, LinkWait: c.linkWait()})
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
@@ -85,6 +85,12 @@ func (c *call) runner() (*reconcile.Runner, error) {
 	return runner, err
 }
 
+// rebuildOptions are how this ADD rebuilds a lost state file.
+func (c *call) rebuildOptions() rebuild.Options {
+	return rebuild.Options{CNICacheDir: c.cfg.CNICacheDir, NewRunner: c.runner, ListHost: c.listHost,
+		VethPrefix: c.wiringKnobs().VethPrefix}
+}
+
 // recoverLost rebuilds a lost state file before the pool is grown: an
 // inline grow on a fresh store would adopt every address EC2 lists as free
 // and hand a running pod's to this one. The caller holds the reconcile lock;
@@ -93,8 +99,7 @@ func (c *call) runner() (*reconcile.Runner, error) {
 // the instance, its ENIs) plus a kernel read, so pods keep starting; if it
 // fails the ADD fails with code 5 and nothing is handed out.
 func (c *call) recoverLost() (bool, error) {
-	out, lost, err := rebuild.Recover(c.ctx, c.store, rebuild.Options{CNICacheDir: c.cfg.CNICacheDir, NewRunner: c.runner,
-		ListHost: c.listHost, VethPrefix: c.wiringKnobs().VethPrefix})
+	out, lost, err := rebuild.Recover(c.ctx, c.store, c.rebuildOptions())
 	if err != nil && lost.Pods > 0 {
 		return false, types.NewError(types.ErrIOFailure, lost.Message()+"; rebuilding it in this ADD failed: "+err.Error(), "")
 	}

@@ -151,8 +151,8 @@ func storeErr(what string, err error) error {
 		return err
 	}
 	code := types.ErrIOFailure
-	if errors.Is(err, store.ErrBusy) || errors.Is(err, context.DeadlineExceeded) {
-		code = types.ErrTryAgainLater
+	if errors.Is(err, store.ErrBusy) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrReplaced) {
+		code = types.ErrTryAgainLater // a replaced file: the next try starts on the new one
 	}
 	return types.NewError(code, what+": "+err.Error(), "")
 }
