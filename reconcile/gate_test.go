@@ -116,4 +116,3 @@ func callZero(t *testing.T, fn reflect.Value) error {
 	err, _ := out[len(out)-1].Interface().(error)
 	return err
 }
-

@@ -173,14 +173,15 @@ func (p *pass) run(ctx context.Context) error {
 	checkpoint(cpPlanned)
 	err = p.executeAndSettle(ctx, steps, truth)
 	p.setupHosts()
+	var rulesErr error
 	if !p.opts.GrowOnly {
-		p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
+		rulesErr = p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
 	}
 	if !p.opts.GrowOnly && p.cfg.Provisioning() { // both change EC2
 		p.followPrimaryGroups(ctx)
 		p.sweepLeaked(ctx)
 	}
-	return cmp.Or(err, v6err)
+	return cmp.Or(err, v6err, rulesErr)
 }
 
 // executeAndSettle makes the plan's EC2 calls and commits their outcome;
