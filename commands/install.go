@@ -113,4 +113,3 @@ func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pa
 		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: acted(rep)}, nil
 	}
 }
-

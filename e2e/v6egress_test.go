@@ -25,6 +25,11 @@ func TestV6EgressIPv4PodReachesIPv6HostAsTheNode(t *testing.T) {
 	if failed := v.failedSteps(env); !strings.Contains(strings.Join(failed, "\n"), noIPv6OnPrimary) {
 		t.Fatalf("a pass without an IPv6 on the primary ENI failed %q; want %q", failed, noIPv6OnPrimary)
 	}
+	// Its node rules failed, so the pass failed: exit 1, not a configuration error.
+	r := v.w.vpcctl(env, "reconcile", "--wait", "--timeout", "1m")
+	if code := r.state.ExitCode(); code != 1 || !strings.Contains(string(r.stderr), "node rules: "+noIPv6OnPrimary) {
+		t.Fatalf("a pass whose node rules failed exited %d; want 1 naming the step\n%s%s", code, r.stdout, r.stderr)
+	}
 	v.setupIPv6()
 	primary := v.w.sim.State().ENIs[0]
 	node6 := netip.MustParseAddr(v.simAssignIPv6(primary.ID, "Ipv6AddressCount", 1)[0])

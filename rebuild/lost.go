@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"vpc-cni/netns"
-		"vpc-cni/reconcile"
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 

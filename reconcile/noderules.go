@@ -14,9 +14,10 @@ import (
 
 // ensureNodeRules is the pass's hook: it checks the node-level rules and
 // repairs what another program removed or what a changed knob makes stale.
-func (p *pass) ensureNodeRules(ctx context.Context) {
+// A failure fails the pass (exit 1): pods' traffic depends on these rules.
+func (p *pass) ensureNodeRules(ctx context.Context) error {
 	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
-		return
+		return nil
 	}
 	rules, err := nodeRulesOn(p.node, settings.Inputs{Env: p.Env, File: p.File}, p.Host.PrimaryLink)
 	if err == nil && rules.PrimaryIf == "" {
@@ -24,7 +25,7 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 		// never write rules where the primary ENI is not. Debug only:
 		// doctor and pool status report the rules' state.
 		p.log().Debug("node rules not set: no link has the primary ENI's MAC", "mac", p.node.PrimaryMAC)
-		return
+		return nil
 	}
 	if err == nil {
 		rules.VPCCIDRs = p.refreshVPCCIDRs(ctx)
@@ -39,7 +40,9 @@ func (p *pass) ensureNodeRules(ctx context.Context) {
 	}
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "node rules: "+err.Error())
+		return fmt.Errorf("node rules: %w", err)
 	}
+	return nil
 }
 
 // refreshVPCCIDRs rereads the VPC's CIDRs (one IMDS read), so a CIDR
@@ -72,7 +75,7 @@ func NodeRulesConfig(node store.Node, in settings.Inputs) (hostnet.Config, error
 // nodeRulesOn is NodeRulesConfig with the primary link found by primaryLink
 // (a Host's: a test's host has none, and costs no netlink read).
 func nodeRulesOn(node store.Node, in settings.Inputs, primaryLink func(mac string) (string, error)) (hostnet.Config, error) {
-	n, err := settings.NodeNetwork(in.Merged())
+	n, err := settings.NodeNetwork(in)
 	if err != nil {
 		return hostnet.Config{}, err
 	}

@@ -40,13 +40,33 @@ func (p *pass) readOnlyPlan(plan pool.Plan) pool.Plan {
 	return plan
 }
 
-// gate wraps the pass's Cloud as the mode requires (the Runner keeps its own).
+// gate swaps the roles of the pass's Cloud that the mode forbids for
+// refusing ones (the Runner keeps its own): a dry run or disabled
+// provisioning refuses every EC2 mutation; IMDS-only refuses EC2 reads too.
+// IMDS is never refused: it changes nothing and costs no EC2 budget.
 func (p *pass) gate() {
-	if why := NoProvisioning(p.cfg); why != "" {
-		r := *p.Runner
-		r.Cloud = gatedCloud{Cloud: r.Cloud, why: why, reads: !p.cfg.IMDSOnly}
-		p.Runner = &r
+	why := NoProvisioning(p.cfg)
+	if why == "" && p.opts.DryRun {
+		why = "a dry run makes no EC2 call that changes anything"
 	}
+	if why == "" {
+		return
+	}
+	var reads EC2Reader = p.Cloud
+	if p.cfg.IMDSOnly {
+		reads = refusingReader{why}
+	}
+	r := *p.Runner
+	r.Cloud = roles{Metadata: p.Cloud, EC2Reader: reads, EC2Writer: refusingWriter{why}}
+	p.Runner = &r
+}
+
+// roles is a Cloud assembled from one value per role. A method added to
+// Cloud outside the roles makes it stop compiling here.
+type roles struct {
+	Metadata
+	EC2Reader
+	EC2Writer
 }
 
 // learnFromIMDS is the node learnt without EC2 (IMDS-only): identity from
@@ -63,108 +83,94 @@ func (p *pass) learnFromIMDS(ctx context.Context, id cloud.Identity) (pool.Limit
 	return lim, info, nil
 }
 
-// gatedCloud refuses the EC2 calls the mode forbids: every one (IMDS-only),
-// or the mutating ones (reads true). IMDS reads pass through (Identity,
-// AttachedInterfaces, VPCCIDRs, ENIGroups), and so would an EC2 method added
-// to Cloud without one here: add it here too.
-type gatedCloud struct {
-	Cloud
-	why   string
-	reads bool
+// refusal is the error of an EC2 call a mode forbids: no request is sent.
+func refusal(why, op string) error {
+	return &cloud.Error{Op: "ec2:" + op, Kind: cloud.KindOther, Msg: "not called: " + why}
 }
 
-func (g gatedCloud) refuse(op string) error {
-	return &cloud.Error{Op: "ec2:" + op, Kind: cloud.KindOther, Msg: "not called: " + g.why}
+// refusingReader answers every EC2 read with a refusal (IMDS-only). It
+// embeds nothing, so a read added to EC2Reader must be answered here.
+type refusingReader struct{ why string }
+
+var _ EC2Reader = refusingReader{}
+
+func (g refusingReader) Instance(context.Context, string) (cloud.Instance, error) {
+	return cloud.Instance{}, refusal(g.why, "DescribeInstances")
 }
 
-func (g gatedCloud) read(op string) error {
-	if g.reads {
-		return nil
-	}
-	return g.refuse(op)
+func (g refusingReader) InstanceLimits(context.Context, string) (pool.Limits, cloud.InstanceTypeInfo, error) {
+	return pool.Limits{}, cloud.InstanceTypeInfo{}, refusal(g.why, "DescribeInstanceTypes")
 }
 
-func (g gatedCloud) Instance(ctx context.Context, id string) (cloud.Instance, error) {
-	if err := g.read("DescribeInstances"); err != nil {
-		return cloud.Instance{}, err
-	}
-	return g.Cloud.Instance(ctx, id)
+func (g refusingReader) InstanceENIs(context.Context, string) ([]cloud.ENIInfo, error) {
+	return nil, refusal(g.why, "DescribeNetworkInterfaces")
 }
 
-func (g gatedCloud) InstanceLimits(ctx context.Context, t string) (pool.Limits, cloud.InstanceTypeInfo, error) {
-	if err := g.read("DescribeInstanceTypes"); err != nil {
-		return pool.Limits{}, cloud.InstanceTypeInfo{}, err
-	}
-	return g.Cloud.InstanceLimits(ctx, t)
+func (g refusingReader) ENIByID(context.Context, string) (cloud.ENIInfo, error) {
+	return cloud.ENIInfo{}, refusal(g.why, "DescribeNetworkInterfaces")
 }
 
-func (g gatedCloud) InstanceENIs(ctx context.Context, id string) ([]cloud.ENIInfo, error) {
-	if err := g.read("DescribeNetworkInterfaces"); err != nil {
-		return nil, err
-	}
-	return g.Cloud.InstanceENIs(ctx, id)
+func (g refusingReader) ZoneSubnets(context.Context, string, string) ([]cloud.Subnet, error) {
+	return nil, refusal(g.why, "DescribeSubnets")
 }
 
-func (g gatedCloud) ENIByID(ctx context.Context, id string) (cloud.ENIInfo, error) {
-	if err := g.read("DescribeNetworkInterfaces"); err != nil {
-		return cloud.ENIInfo{}, err
-	}
-	return g.Cloud.ENIByID(ctx, id)
+func (g refusingReader) Subnet(context.Context, string) (cloud.Subnet, error) {
+	return cloud.Subnet{}, refusal(g.why, "DescribeSubnets")
 }
 
-func (g gatedCloud) ZoneSubnets(ctx context.Context, vpcID, az string) ([]cloud.Subnet, error) {
-	if err := g.read("DescribeSubnets"); err != nil {
-		return nil, err
-	}
-	return g.Cloud.ZoneSubnets(ctx, vpcID, az)
+// refusingWriter answers every EC2 mutation with a refusal. It embeds
+// nothing, so a mutation added to EC2Writer does not compile until it is
+// answered here: the gate fails closed.
+type refusingWriter struct{ why string }
+
+var _ EC2Writer = refusingWriter{}
+
+func (g refusingWriter) CreateENI(context.Context, cloud.CreateENIRequest) (cloud.ENIInfo, error) {
+	return cloud.ENIInfo{}, refusal(g.why, "CreateNetworkInterface")
 }
 
-func (g gatedCloud) Subnet(ctx context.Context, id string) (cloud.Subnet, error) {
-	if err := g.read("DescribeSubnets"); err != nil {
-		return cloud.Subnet{}, err
-	}
-	return g.Cloud.Subnet(ctx, id)
+func (g refusingWriter) AttachENI(context.Context, string, string, int) (string, error) {
+	return "", refusal(g.why, "AttachNetworkInterface")
 }
 
-func (g gatedCloud) CreateENI(context.Context, cloud.CreateENIRequest) (cloud.ENIInfo, error) {
-	return cloud.ENIInfo{}, g.refuse("CreateNetworkInterface")
+func (g refusingWriter) SetDeleteOnTermination(context.Context, string, string) error {
+	return refusal(g.why, "ModifyNetworkInterfaceAttribute")
 }
 
-func (g gatedCloud) AttachENI(context.Context, string, string, int) (string, error) {
-	return "", g.refuse("AttachNetworkInterface")
+func (g refusingWriter) AssignAddresses(context.Context, string, int, bool) ([]netip.Prefix, error) {
+	return nil, refusal(g.why, "AssignPrivateIpAddresses")
 }
 
-func (g gatedCloud) SetDeleteOnTermination(context.Context, string, string) error {
-	return g.refuse("ModifyNetworkInterfaceAttribute")
+func (g refusingWriter) UnassignAddresses(context.Context, string, []netip.Prefix) error {
+	return refusal(g.why, "UnassignPrivateIpAddresses")
 }
 
-func (g gatedCloud) AssignAddresses(context.Context, string, int, bool) ([]netip.Prefix, error) {
-	return nil, g.refuse("AssignPrivateIpAddresses")
+func (g refusingWriter) DetachENI(context.Context, string, bool) error {
+	return refusal(g.why, "DetachNetworkInterface")
 }
 
-func (g gatedCloud) UnassignAddresses(context.Context, string, []netip.Prefix) error {
-	return g.refuse("UnassignPrivateIpAddresses")
+func (g refusingWriter) DeleteENI(context.Context, string) error {
+	return refusal(g.why, "DeleteNetworkInterface")
 }
 
-func (g gatedCloud) DetachENI(context.Context, string, bool) error {
-	return g.refuse("DetachNetworkInterface")
+func (g refusingWriter) LeakedENIs(context.Context, string, string, time.Duration, time.Time) ([]cloud.ENIInfo, error) {
+	return nil, refusal(g.why, "DescribeNetworkInterfaces")
 }
 
-func (g gatedCloud) DeleteENI(context.Context, string) error {
-	return g.refuse("DeleteNetworkInterface")
+func (g refusingWriter) SetENIGroups(context.Context, string, []string) error {
+	return refusal(g.why, "ModifyNetworkInterfaceAttribute")
 }
 
-// LeakedENIs may tag (CreateTags): a mutation.
-func (g gatedCloud) LeakedENIs(context.Context, string, string, time.Duration, time.Time) ([]cloud.ENIInfo, error) {
-	return nil, g.refuse("DescribeNetworkInterfaces")
+func (g refusingWriter) TagENI(context.Context, string, map[string]string) error {
+	return refusal(g.why, "CreateTags")
 }
 
-func (g gatedCloud) TagENI(context.Context, string, map[string]string) error {
-	return g.refuse("CreateTags")
+func (g refusingWriter) AssignIPv6Prefix(context.Context, string) (netip.Prefix, error) {
+	return netip.Prefix{}, refusal(g.why, "AssignIpv6Addresses")
 }
 
-func (g gatedCloud) SetENIGroups(context.Context, string, []string) error {
-	return g.refuse("ModifyNetworkInterfaceAttribute")
+func (g refusingWriter) UnassignIPv6(context.Context, string, []netip.Addr, []netip.Prefix) error {
+	return refusal(g.why, "UnassignIpv6Addresses")
 }
 
 // observeIMDSOnly is IMDS-only mode's read: IMDS's view is the truth, even

@@ -25,47 +25,42 @@ type NodeNet struct {
 	ConnMark     uint32         `json:"connmark"`
 }
 
-// NodeNetwork reads the node-level knobs. Unlike the reference, which logs
-// and falls back to the default, a bad value is an error naming the variable.
-func NodeNetwork(env Lookup) (NodeNet, error) {
+// NodeNetwork reads the node-level knobs (environment, then file). Unlike
+// the reference, which logs and falls back to the default, a bad value is an
+// error naming the variable and where it was set. Resolve checks them too,
+// so every command and verb refuses a bad one, not only the pass that
+// applies the rules.
+func NodeNetwork(in Inputs) (NodeNet, error) {
 	n := NodeNet{Randomize: "prng", NodePort: true, ConnMark: 0x80}
-	get := func(name string) (string, bool) {
-		if env == nil {
-			return "", false
-		}
-		v, ok := env(name)
-		v = strings.TrimSpace(v)
-		return v, ok && v != ""
-	}
 	var err error
-	if v, ok := get(ExternalSNAT); ok {
-		if n.ExternalSNAT, err = strconv.ParseBool(v); err != nil {
-			return n, fmt.Errorf("%s=%q: not a boolean (true or false)", ExternalSNAT, v)
+	if text, v, ok := in.Lookup(ExternalSNAT); ok {
+		if n.ExternalSNAT, err = strconv.ParseBool(text); err != nil {
+			return n, bad(v, text, "not a boolean (true or false)")
 		}
 	}
-	if v, ok := get(NodePortSupport); ok {
-		if n.NodePort, err = strconv.ParseBool(v); err != nil {
-			return n, fmt.Errorf("%s=%q: not a boolean (true or false)", NodePortSupport, v)
+	if text, v, ok := in.Lookup(NodePortSupport); ok {
+		if n.NodePort, err = strconv.ParseBool(text); err != nil {
+			return n, bad(v, text, "not a boolean (true or false)")
 		}
 	}
-	if v, ok := get(RandomizeSNAT); ok {
-		if v != "prng" && v != "hashrandom" && v != "none" {
-			return n, fmt.Errorf("%s=%q: must be prng, hashrandom or none", RandomizeSNAT, v)
+	if text, v, ok := in.Lookup(RandomizeSNAT); ok {
+		if text != "prng" && text != "hashrandom" && text != "none" {
+			return n, bad(v, text, "must be prng, hashrandom or none")
 		}
-		n.Randomize = v
+		n.Randomize = text
 	}
-	if v, ok := get(ConnMark); ok {
-		m, err := strconv.ParseUint(v, 0, 32)
+	if text, v, ok := in.Lookup(ConnMark); ok {
+		m, err := strconv.ParseUint(text, 0, 32)
 		if err != nil || m == 0 {
-			return n, fmt.Errorf("%s=%q: must be a non-zero 32-bit mark such as 0x80", ConnMark, v)
+			return n, bad(v, text, "must be a non-zero 32-bit mark such as 0x80")
 		}
 		n.ConnMark = uint32(m)
 	}
-	if v, ok := get(ExcludeSNATCIDRs); ok {
-		for _, s := range strings.Split(v, ",") {
+	if text, v, ok := in.Lookup(ExcludeSNATCIDRs); ok {
+		for _, s := range strings.Split(text, ",") {
 			p, err := netip.ParsePrefix(strings.TrimSpace(s))
 			if err != nil || !p.Addr().Is4() {
-				return n, fmt.Errorf("%s: %q is not an IPv4 CIDR", ExcludeSNATCIDRs, s)
+				return n, bad(v, text, fmt.Sprintf("%q is not an IPv4 CIDR", strings.TrimSpace(s)))
 			}
 			n.ExcludeSNAT = append(n.ExcludeSNAT, p)
 		}

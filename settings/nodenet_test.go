@@ -7,7 +7,7 @@ import (
 )
 
 func TestNodeNetworkDefaultsAreTheReferences(t *testing.T) {
-	n, err := NodeNetwork(envOf(nil))
+	n, err := NodeNetwork(envIn(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestNodeNetworkDefaultsAreTheReferences(t *testing.T) {
 }
 
 func TestNodeNetworkReadsEachKnob(t *testing.T) {
-	n, err := NodeNetwork(envOf(map[string]string{
+	n, err := NodeNetwork(envIn(map[string]string{
 		ExternalSNAT: "true", NodePortSupport: "false", RandomizeSNAT: "hashrandom",
 		ConnMark: "0x100", ExcludeSNATCIDRs: "10.0.0.0/8, 192.168.0.0/16",
 	}))
@@ -36,7 +36,7 @@ func TestNodeNetworkRejectsBadValuesByName(t *testing.T) {
 		ExternalSNAT: "yes please", NodePortSupport: "2", RandomizeSNAT: "fully",
 		ConnMark: "0", ExcludeSNATCIDRs: "10.0.0.0/8,fd00::/8",
 	} {
-		_, err := NodeNetwork(envOf(map[string]string{name: value}))
+		_, err := NodeNetwork(envIn(map[string]string{name: value}))
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v does not name the variable", name, value, err)
 		}

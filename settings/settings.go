@@ -244,12 +244,23 @@ func (r *resolver) poolKnobs(e *Effective) error {
 
 // others resolves the knobs outside the pool's targets into e.
 func (r *resolver) others(e *Effective) error {
-	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families} {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families, r.appliedElsewhere} {
 		if err := resolve(e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appliedElsewhere checks the knobs other code reads (the node rules, the
+// EC2 budget), so a bad one fails every command and verb that resolves the
+// configuration, dry runs included, and not only the step that applies it.
+func (r *resolver) appliedElsewhere(*Effective) error {
+	if _, err := NodeNetwork(r.in); err != nil {
+		return err
+	}
+	_, _, err := EC2Budgets(r.in)
+	return err
 }
 
 func (r *resolver) origin(name string) string {
@@ -282,20 +293,51 @@ func bad(v Value, text, why string) error {
 }
 
 func (r *resolver) integer(name string, def, min, max int) (int, error) {
+	if err := r.shadowed(name, min, max); err != nil {
+		return 0, err
+	}
 	text, v, ok := r.raw(name)
 	if !ok {
 		r.note(v, strconv.Itoa(def))
 		return def, nil
 	}
-	n, err := strconv.Atoi(text)
-	if err != nil {
-		return 0, bad(v, text, "not an integer")
-	}
-	if n < min || n > max {
-		return 0, bad(v, text, fmt.Sprintf("out of range, must be %d..%d", min, max))
+	n, why := intIn(text, min, max)
+	if why != "" {
+		return 0, bad(v, text, why)
 	}
 	r.note(v, strconv.Itoa(n))
 	return n, nil
+}
+
+// shadowed checks the value a store override hides (environment, else
+// file): the override keeps it from the pool, not from the operator, and
+// clearing the override would bring it back; so a bad one is an error on
+// every path, as without the override.
+func (r *resolver) shadowed(name string, min, max int) error {
+	over := r.stored.get(name)
+	if over == nil {
+		return nil
+	}
+	text, v, ok := r.in.Lookup(name)
+	if !ok {
+		return nil
+	}
+	if _, why := intIn(text, min, max); why != "" {
+		return bad(v, text, fmt.Sprintf("%s (the override %d from vpcctl pool warm hides it only until pool warm --reset)", why, *over))
+	}
+	return nil
+}
+
+// intIn parses an integer knob; why is "" or says what is wrong.
+func intIn(text string, min, max int) (n int, why string) {
+	n, err := strconv.Atoi(text)
+	if err != nil {
+		return 0, "not an integer"
+	}
+	if n < min || n > max {
+		return 0, fmt.Sprintf("out of range, must be %d..%d", min, max)
+	}
+	return n, ""
 }
 
 func (r *resolver) boolean(name string, def bool) (bool, error) {

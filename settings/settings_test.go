@@ -215,3 +215,53 @@ func TestAdaptiveGrowthWindow(t *testing.T) {
 		}
 	}
 }
+
+// A store override hides a bad value from the pool, not from the check: the
+// value under it (file or environment) is an error on every path that
+// resolves, naming the key and where it was set.
+func TestOverrideDoesNotHideABadValue(t *testing.T) {
+	cases := []struct {
+		name string
+		in   Inputs
+		want string
+	}{
+		{"file", Inputs{File: fileOf(t, "# pool\nWARM_IP_TARGET=abc\n")}, `WARM_IP_TARGET="abc" (file /etc/vpc-cni/config:2): not an integer`},
+		{"env", envIn(map[string]string{WarmIPTarget: "-3"}), `WARM_IP_TARGET="-3" (env): out of range`},
+	}
+	for _, c := range cases {
+		_, err := Resolve(Overrides{WarmIP: intp(12)}, c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "override 12") {
+			t.Errorf("%s: err = %v, want one saying %q and naming the override", c.name, err, c.want)
+		}
+	}
+	e, err := Resolve(Overrides{WarmIP: intp(12)}, Inputs{File: fileOf(t, "WARM_IP_TARGET=3\n")})
+	if err != nil || e.Pool.WarmIPTarget != 12 {
+		t.Fatalf("a good value under the override: %d, %v", e.Pool.WarmIPTarget, err)
+	}
+}
+
+// The knobs other code applies (node rules, EC2 budget) are checked by
+// Resolve, so every command and verb refuses a bad one, naming the key and
+// the file's line.
+func TestResolveChecksTheKnobsAppliedElsewhere(t *testing.T) {
+	cases := map[string]string{
+		ConnMark:         "0",
+		RandomizeSNAT:    "foo",
+		ExcludeSNATCIDRs: "10.0.0.0/8,fd00::/8",
+		ExternalSNAT:     "yes please",
+		NodePortSupport:  "2",
+		EC2DescribeRate:  "fast",
+	}
+	for key, value := range cases {
+		f := fileOf(t, "WARM_ENI_TARGET=1\n"+key+"="+value+"\n")
+		_, err := Resolve(Overrides{}, Inputs{File: f})
+		want := key + "=" + `"` + value + `" (file /etc/vpc-cni/config:2)`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s in the file: err = %v, want one naming %s", key, value, err, want)
+		}
+		_, err = Resolve(Overrides{}, envIn(map[string]string{key: value}))
+		if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "(env)") {
+			t.Errorf("%s=%s in the environment: err = %v", key, value, err)
+		}
+	}
+}
