@@ -122,11 +122,19 @@ func SetupPod(p Pod) (w Wired, err error) {
 		p.Egress = &e
 	}
 	err = withHost(func(host *netlink.Handle) error {
+		for _, ip := range p.addrs() {
+			if err := inUse(host, ip, p.HostVeth); err != nil {
+				return err
+			}
+		}
 		return withPod(p.NetnsPath, func(pod *netlink.Handle, podNS vnetns.NsHandle) error {
 			w, err = setupPod(host, pod, podNS, p)
 			return err
 		})
 	})
+	if errors.Is(err, ErrAddressInUse) {
+		return Wired{}, fmt.Errorf("wire pod %s on %s: %w", p, p.HostVeth, err) // nothing made: nothing to undo
+	}
 	if err != nil {
 		_ = TeardownPod(p)
 		return Wired{}, fmt.Errorf("wire pod %s on %s: %w", p, p.HostVeth, err)

@@ -49,11 +49,37 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		return c.print(ipamResult(c.cfg, a, c.subnet))
 	}
 	wired, err := c.host.SetupPod(c.podWiring(a))
+	for try := 0; errors.Is(err, netns.ErrAddressInUse) && try < maxInUseRetries; try++ {
+		// The store handed out an address a running pod holds (state lost
+		// and rebuilt around it): it is that pod's now, and this pod takes
+		// another.
+		c.log.Warn("address in use by a running pod: recorded as held, taking another", "err", err)
+		if a, err = c.retakeInUse(a, err); err != nil {
+			return err
+		}
+		wired, err = c.host.SetupPod(c.podWiring(a))
+	}
 	if err != nil {
 		c.giveBack(a)
 		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, addrList(a), err), "")
 	}
 	return c.print(interfaceResult(c.cfg, c.args, a, wired))
+}
+
+// maxInUseRetries bounds how many addresses one ADD finds held by running
+// pods before it gives up (each is recorded, so the next ADD skips it).
+const maxInUseRetries = 3
+
+// retakeInUse records the address the kernel routes to a running pod as
+// that pod's (rebuild.HoldInUse) and takes another for this one.
+func (c *call) retakeInUse(a store.Assignment, inUse error) (store.Assignment, error) {
+	var e *netns.InUseError
+	errors.As(inUse, &e)
+	err := c.store.Update(func(tx *store.Tx) error { return rebuild.HoldInUse(tx, a.Key, e.IP, e.Veth, c.now()) })
+	if err != nil {
+		return a, storeErr("recording an address a running pod holds", err)
+	}
+	return c.take()
 }
 
 // take reuses the container's address or takes a free one; an empty pool is

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -204,3 +205,29 @@ func (out *Report) Rows(t *printers.Table) {
 		t.Row("FAILED", f, "", "")
 	}
 }
+
+// HoldInUse records that ip, which the store gave key, is routed to the
+// running pod behind veth: key gives it back and it is kept as that pod's,
+// under the name a rebuild gives a pod it cannot name, so nothing hands it
+// out again while the pod runs (gc releases it when its namespace goes).
+// An event says so.
+func HoldInUse(tx *store.Tx, key string, ip netip.Addr, veth string, now time.Time) error {
+	if _, _, err := tx.Give(key, now); err != nil {
+		return err
+	}
+	a := store.Assignment{ContainerID: "unknown-" + veth, IfName: "eth0", Network: rebuiltNetwork, HostVeth: veth}
+	if ip.Is4() {
+		a.IP = ip
+	} else {
+		a.IPv6 = ip
+	}
+	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
+	if _, err := tx.Restore(a, now); err != nil {
+		return err
+	}
+	return tx.AddEvent(store.Event{Time: now, Kind: EventAddressInUse, Message: fmt.Sprintf(
+		"%s was free in the state but routed to %s, a running pod's veth: kept as that pod's (%s)", ip, veth, a.Key)})
+}
+
+// EventAddressInUse is the kind of HoldInUse's event. **contract** (vpcctl events)
+const EventAddressInUse = "address-in-use"

@@ -1,0 +1,48 @@
+package netns
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+)
+
+// ErrAddressInUse: the kernel routes the address to a live pod already.
+var ErrAddressInUse = errors.New("address in use by a running pod")
+
+// InUseError names the running pod's host veth that holds the address.
+type InUseError struct {
+	IP   netip.Addr
+	Veth string
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("%s is routed to %s, a running pod's veth: %v", e.IP, e.Veth, ErrAddressInUse)
+}
+
+func (e *InUseError) Unwrap() error { return ErrAddressInUse }
+
+// inUse is the point-of-use guard of SetupPod: whatever the store says, an
+// address the node routes to another live pod (a veth whose peer is in a
+// living namespace) is not wired again, which would move that pod's /32
+// route to the new veth. One route lookup and one link read per address.
+func inUse(h *netlink.Handle, ip netip.Addr, ownVeth string) error {
+	routes, err := h.RouteGet(ip.AsSlice())
+	if err != nil {
+		return nil // no route at all: nobody holds it
+	}
+	for _, r := range routes {
+		if r.Gw != nil || r.LinkIndex <= 0 {
+			continue // via a gateway: not a pod's host route
+		}
+		l, err := h.LinkByIndex(r.LinkIndex)
+		if err != nil {
+			return fmt.Errorf("checking who holds %s: %w", ip, err)
+		}
+		if _, veth := l.(*netlink.Veth); veth && l.Attrs().Name != ownVeth && l.Attrs().NetNsID >= 0 {
+			return &InUseError{IP: ip, Veth: l.Attrs().Name}
+		}
+	}
+	return nil
+}
