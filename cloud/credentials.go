@@ -110,15 +110,21 @@ func allowedContainerURI(raw string) error {
 		return fmt.Errorf("scheme %q: want http or https", u.Scheme)
 	}
 	host := u.Hostname()
-	if host == "localhost" {
+	if isLoopbackHost(host) {
 		return nil
 	}
 	ip := net.ParseIP(host)
-	if ip != nil && (ip.IsLoopback() || ip.Equal(net.ParseIP("169.254.170.2")) ||
+	if ip != nil && (ip.Equal(net.ParseIP("169.254.170.2")) ||
 		ip.Equal(net.ParseIP("169.254.170.23")) || ip.Equal(net.ParseIP("fd00:ec2::23"))) {
 		return nil
 	}
 	return fmt.Errorf("http only to loopback, 169.254.170.2, 169.254.170.23 or fd00:ec2::23, not %q", host)
+}
+
+// isLoopbackHost: localhost or a loopback address, without a DNS lookup.
+func isLoopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // unsupportedProfileKeys are the profile keys of sources we do not build,

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"net/url"
 
 	"vpc-cni/internal/atomicfile"
+	"vpc-cni/internal/fileguard"
 )
 
 // HandoffFile is the credentials handoff's name in the state directory.
@@ -59,10 +60,16 @@ func shareCredentials(path string, s awsSettings) error {
 	return atomicfile.Write(path, b, 0o600)
 }
 
+// handoffRule: the file is written by root (the DaemonSet's container) for
+// root processes; one another user owns, or that group or others may write,
+// could send the pod's token, or the EC2 calls' credentials, anywhere.
+var handoffRule = fileguard.Rule{What: "credentials handoff", RootMayOwn: true, Mode: 0o600}
+
 // handedOff reads the handoff: the source it describes, or false when there
-// is none.
+// is none. The file's owner and mode, its uri and its stsEndpoint are
+// checked as strictly as this process's own environment would be.
 func handedOff(path string) (credSource, string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := handoffRule.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return credSource{}, "", false
 	}
@@ -71,10 +78,13 @@ func handedOff(path string) (credSource, string, bool) {
 	if err == nil {
 		err = json.Unmarshal(b, &h)
 	}
+	if err == nil {
+		err = h.check()
+	}
 	tok := tokenSource{Inline: h.Token, Var: path}
 	switch {
 	case err != nil:
-		return credSource{Err: fmt.Errorf("the credentials %s are unreadable: %v", origin, err)}, "", true
+		return credSource{Err: fmt.Errorf("the credentials %s are refused: %v", origin, err)}, "", true
 	case h.Kind == "web-identity":
 		return credSource{WebIdentity: &webIdentity{RoleARN: h.RoleARN, SessionName: h.SessionName, Token: tok,
 			Origin: origin}}, h.STSEndpoint, true
@@ -82,4 +92,38 @@ func handedOff(path string) (credSource, string, bool) {
 		return credSource{Container: &containerCreds{URI: h.URI, Token: tok, Origin: origin}}, "", true
 	}
 	return credSource{Err: fmt.Errorf("the credentials %s are of unknown kind %q", origin, h.Kind)}, "", true
+}
+
+// check holds the handoff to the rules its environment variables would
+// meet: uri to the SDK's rule for AWS_CONTAINER_CREDENTIALS_FULL_URI, and
+// stsEndpoint to https, or http on loopback (the emulator). The SDK lets
+// AWS_ENDPOINT_URL_STS be any URL, but that is the process's own
+// environment; a file is a weaker witness, and plain http elsewhere would
+// carry the token in the clear.
+func (h handoff) check() error {
+	if h.Kind == "container" {
+		if err := allowedContainerURI(h.URI); err != nil {
+			return fmt.Errorf("uri %q: %w", h.URI, err)
+		}
+	}
+	if h.STSEndpoint != "" {
+		if err := allowedSTSEndpoint(h.STSEndpoint); err != nil {
+			return fmt.Errorf("stsEndpoint %q: %w", h.STSEndpoint, err)
+		}
+	}
+	return nil
+}
+
+// allowedSTSEndpoint: https anywhere, http only to loopback.
+func allowedSTSEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme == "https" && u.Host != "":
+		return nil
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+		return nil
+	}
+	return errors.New("want https, or http only to loopback")
 }

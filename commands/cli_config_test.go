@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/testenv"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -90,6 +91,20 @@ func TestConfigFileErrors(t *testing.T) {
 	vpc(t, env, "--config", bad, "--state-dir", dir, "reconcile").want(t, 2, "WARM_IP_TARGET", bad+":2")
 	typo := writeConfig(t, "WARM_IP_TARGTE=3\n")
 	vpc(t, env, "--config", typo, "--state-dir", dir, "reconcile").want(t, 2, "did you mean WARM_IP_TARGET")
+	// A file any user may write is refused (exit 2), naming the file, its owner and its mode.
+	unsafe := writeConfig(t, "WARM_IP_TARGET=3\n")
+	if err := os.Chmod(unsafe, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	says := []string{"configuration file " + unsafe, "mode 0666"}
+	if testenv.IsRoot() {
+		if err := os.Chown(unsafe, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		says = append(says, "uid 65534")
+	}
+	vpc(t, env, "--config", unsafe, "--state-dir", dir, "reconcile").want(t, 2, says...)
+	vpc(t, env, "--config", unsafe, "--state-dir", dir, "pool", "status").want(t, 2, says...)
 	// The environment's bad value is not replaced by the file's good one.
 	good := writeConfig(t, "WARM_IP_TARGET=3\n")
 	vpc(t, with(env, "WARM_IP_TARGET=x"), "--config", good, "--state-dir", dir, "reconcile").want(t, 2, "WARM_IP_TARGET", "(env)")

@@ -40,11 +40,14 @@ func TestDamagedStateIsAnError(t *testing.T) {
 				r.want(t, 1, "state file damaged")
 				if args[0] == "doctor" {
 					r.want(t, 1, "vpcctl state rebuild")
+					if strings.Contains(r.stdout+r.stderr, "run `vpcctl doctor`") {
+						t.Errorf("doctor sends the user back to doctor:\n%s%s", r.stdout, r.stderr)
+					}
 				}
 			}
 			for _, verb := range []string{"DEL", "ADD"} {
 				code, msg := pluginCall(t, env, dir, verb)
-				if code != int(types.ErrIOFailure) || !strings.Contains(msg, "state file damaged") || !strings.Contains(msg, "vpcctl doctor") {
+				if code != int(types.ErrIOFailure) || !strings.Contains(msg, "state file damaged") || !strings.Contains(msg, "vpcctl state rebuild") {
 					t.Errorf("%s: CNI error %d %q, want %d (I/O failure) saying the state file is damaged and what to do", verb, code, msg, types.ErrIOFailure)
 				}
 			}
@@ -96,7 +99,7 @@ func pluginCall(t *testing.T, env []string, dir, verb string) (int, string) {
 		containerID = strings.Repeat("a", 64)
 		if !testenv.IsRoot() {
 			t.Logf("%s skipped: needs root for a network namespace", verb)
-			return int(types.ErrIOFailure), "state file damaged; vpcctl doctor"
+			return int(types.ErrIOFailure), "state file damaged; vpcctl state rebuild"
 		}
 		netnsPath = testenv.NewNetNS(t).Path()
 	}

@@ -61,8 +61,10 @@ func nodeRulesCommand() *cli.Command {
 	}
 }
 
+// learntNode is the node the last pass recorded; read-only, so a mistyped
+// --state-dir creates nothing.
 func learntNode(c *cli.Context) (store.Node, error) {
-	st, err := openStore(c)
+	st, err := openStateReadOnly(c)
 	if err != nil {
 		return store.Node{}, err
 	}

@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,8 +85,40 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 		sc := c.SecurityContext
 		if sc == nil || sc.Privileged != nil && *sc.Privileged || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 			t.Errorf("container %s: privileged or without drop ALL", c.Name)
+			continue
+		}
+		if err := confined(c, spec.SecurityContext); err != nil {
+			t.Errorf("container %s: %v", c.Name, err)
 		}
 	}
+}
+
+// confined: a container runs under a seccomp profile (its own or the pod's),
+// and one that adds CAP_SYS_ADMIN (or ALL) only under a Localhost profile
+// that this directory ships: SYS_ADMIN is most of root, and aws-node's
+// long-running container does without it.
+func confined(c corev1.Container, pod *corev1.PodSecurityContext) error {
+	profile := c.SecurityContext.SeccompProfile
+	if profile == nil && pod != nil {
+		profile = pod.SeccompProfile
+	}
+	if profile == nil || profile.Type == corev1.SeccompProfileTypeUnconfined {
+		return errors.New("no seccomp profile (want RuntimeDefault, or a Localhost profile shipped in deploy/)")
+	}
+	broad := slices.ContainsFunc(c.SecurityContext.Capabilities.Add, func(cp corev1.Capability) bool {
+		name := strings.TrimPrefix(strings.ToUpper(string(cp)), "CAP_")
+		return name == "SYS_ADMIN" || name == "ALL"
+	})
+	if !broad {
+		return nil
+	}
+	if profile.Type != corev1.SeccompProfileTypeLocalhost || profile.LocalhostProfile == nil {
+		return fmt.Errorf("adds SYS_ADMIN under seccomp %s: only a Localhost profile shipped in deploy/ may confine it", profile.Type)
+	}
+	if _, err := os.Stat(filepath.Join("seccomp", filepath.Base(*profile.LocalhostProfile))); err != nil {
+		return fmt.Errorf("adds SYS_ADMIN under Localhost profile %s, which deploy/seccomp/ does not ship: %v", *profile.LocalhostProfile, err)
+	}
+	return nil
 }
 
 // The ConfigMap's file is one the processes accept.
@@ -96,5 +130,34 @@ func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
 	}
 	if err != nil {
 		t.Errorf("the ConfigMap's config: %v", err)
+	}
+}
+
+// The rule itself: SYS_ADMIN passes only under a shipped Localhost profile.
+func TestConfinedRule(t *testing.T) {
+	ctr := func(profile *corev1.SeccompProfile, caps ...corev1.Capability) corev1.Container {
+		return corev1.Container{SecurityContext: &corev1.SecurityContext{SeccompProfile: profile,
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: caps}}}
+	}
+	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	notShipped := "profiles/vpc-cni-not-shipped.json"
+	local := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &notShipped}
+	for name, c := range map[string]struct {
+		c   corev1.Container
+		pod *corev1.PodSecurityContext
+		ok  bool
+	}{
+		"NET_ADMIN under RuntimeDefault":           {c: ctr(runtimeDefault, "NET_ADMIN"), ok: true},
+		"NET_ADMIN under the pod's RuntimeDefault": {c: ctr(nil, "NET_ADMIN"), pod: &corev1.PodSecurityContext{SeccompProfile: runtimeDefault}, ok: true},
+		"no profile":                            {c: ctr(nil, "NET_ADMIN")},
+		"SYS_ADMIN under RuntimeDefault":        {c: ctr(runtimeDefault, "NET_ADMIN", "SYS_ADMIN")},
+		"CAP_SYS_ADMIN under RuntimeDefault":    {c: ctr(runtimeDefault, "CAP_SYS_ADMIN")},
+		"ALL under RuntimeDefault":              {c: ctr(runtimeDefault, "ALL")},
+		"SYS_ADMIN under a profile not shipped": {c: ctr(local, "SYS_ADMIN")},
+		"SYS_ADMIN under Unconfined":            {c: ctr(&corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}, "SYS_ADMIN")},
+	} {
+		if err := confined(c.c, c.pod); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want allowed %v", name, err, c.ok)
+		}
 	}
 }

@@ -62,9 +62,10 @@ func TestLostStateNeverCostsARunningPod(t *testing.T) {
 	w.wantPoolStatusPods(append(slices.Clone(pods), fourth))
 	w.wantDoctor("state rebuild", true, "rebuilt from the kernel and EC2 (the state file was missing or new with 3 running pods' wiring")
 
-	// Lost again, and this time a reconcile runs before any ADD.
+	// Lost again, and this time a reconcile runs before any ADD: as the
+	// DaemonSet's loop runs it, with CAP_NET_ADMIN alone (no CAP_SYS_ADMIN).
 	w.loseState()
-	r := w.vpcctl(nil, "reconcile", "--wait", "--timeout", "1m", "--cni-cache-dir", rt.cacheDir)
+	r := w.vpcctlAsTheLoop(nil, "reconcile", "--wait", "--timeout", "1m", "--cni-cache-dir", rt.cacheDir)
 	if r.err != nil || !strings.Contains(string(r.stderr), "4 running pods' wiring found with no state: rebuilt from EC2 and the kernel, 4 pods restored") {
 		t.Fatalf("reconcile on the lost state: %v\n%s%s", r.err, r.stdout, r.stderr)
 	}

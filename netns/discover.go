@@ -4,9 +4,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vishvananda/netlink"
-	vnetns "github.com/vishvananda/netns"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
 )
 
 // PodWiring is one pod interface as the node's kernel shows it: what
@@ -69,8 +71,8 @@ func DiscoverPodsWith(prefix string) ([]PodWiring, error) {
 					p.Table = r.Table
 				}
 			}
-			if p.Netns != "" {
-				p.IfName = peerName(p.Netns, l.Attrs().ParentIndex)
+			if l.Attrs().NetNsID >= 0 {
+				p.IfName = peerName(l.Attrs().NetNsID, l.Attrs().ParentIndex)
 			}
 			out = append(out, p)
 		}
@@ -136,15 +138,39 @@ func netnsByID(h *netlink.Handle) map[int]string {
 	return paths
 }
 
-// peerName is the name of interface index in the namespace at path.
-func peerName(path string, index int) string {
-	var name string
-	_ = withPod(path, func(h *netlink.Handle, _ vnetns.NsHandle) error {
-		l, err := h.LinkByIndex(index)
-		if err == nil {
-			name = l.Attrs().Name
+// peerName is the name of interface index in the namespace this one knows
+// as nsid, or "" if the kernel does not say. It asks across namespaces
+// (RTM_GETLINK with IFLA_TARGET_NETNSID, Linux 4.15+), which needs
+// CAP_NET_ADMIN over that namespace but never enters it: entering (setns)
+// needs CAP_SYS_ADMIN, which the long-running DaemonSet container does not
+// have. A kernel too old for the attribute answers about this namespace's
+// own link of that index without echoing the attribute; that answer is
+// ignored.
+func peerName(nsid, index int) string {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_TARGET_NETNSID, nl.Uint32Attr(uint32(int32(nsid)))))
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+	if err != nil || len(msgs) != 1 || len(msgs[0]) < unix.SizeofIfInfomsg {
+		return ""
+	}
+	attrs, err := nl.ParseRouteAttr(msgs[0][unix.SizeofIfInfomsg:])
+	if err != nil {
+		return ""
+	}
+	name, answered := "", false
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.IFLA_IFNAME:
+			name = strings.TrimRight(string(a.Value), "\x00")
+		case unix.IFLA_TARGET_NETNSID:
+			answered = len(a.Value) == 4 && int32(nl.NativeEndian().Uint32(a.Value)) == int32(nsid)
 		}
-		return err
-	})
+	}
+	if !answered {
+		return ""
+	}
 	return name
 }

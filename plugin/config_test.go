@@ -163,6 +163,19 @@ func TestConfigFileKeyAndKnobs(t *testing.T) {
 		t.Fatalf("bad value: %v (code %d)", err, codeOf(err))
 	}
 
+	// A file group or others may write is refused: code 7, naming it and its mode.
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	c, err = ParseConfig([]byte(`{"name":"n","type":"vpc-cni","configFile":"` + path + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = c.Knobs(settings.Overrides{}); codeOf(err) != types.ErrInvalidNetworkConfig || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), "mode 0666") {
+		t.Fatalf("a world-writable file: %v (code %d)", err, codeOf(err))
+	}
+
 	c, err = ParseConfig([]byte(`{"name":"n","type":"vpc-cni","configFile":"` + dir + `/missing"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
+	"vpc-cni/internal/fileguard"
 	"vpc-cni/internal/suggest"
 )
 
@@ -33,16 +33,26 @@ type fileValue struct {
 // ReadFile reads and parses the file at path. A missing file is empty unless
 // it was named explicitly (a flag, VPC_CNI_CONFIG, a conflist key): then the
 // operator meant a file that is not there, which is an error.
+// A file another user owns, or that group or others may write, is refused
+// (fileguard's rule, as for the state dir): every root process on the node
+// acts on it.
 func ReadFile(path string, named bool) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileRule.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !named {
 		return &File{Path: path}, nil
+	}
+	if errors.Is(err, fileguard.ErrUnsafe) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("configuration file: %w", err)
 	}
 	return ParseFile(path, data)
 }
+
+// fileRule: root installs the file for every process (vpcctl install, the
+// DaemonSet's init container); a user's own copy (--config) is theirs.
+var fileRule = fileguard.Rule{What: "configuration file", RootMayOwn: true, Mode: 0o644}
 
 // ParseFile parses the file's text; path is only used in messages. Unknown
 // keys are errors (a misspelt knob would otherwise be silently ignored).

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -28,7 +29,7 @@ type damagedError struct {
 }
 
 func (e *damagedError) Error() string {
-	return fmt.Sprintf("%v: %s: %s; run `vpcctl doctor`, then `vpcctl state rebuild` to rebuild it from EC2 and the kernel",
+	return fmt.Sprintf("%v: %s: %s; fix: `vpcctl state rebuild` rebuilds it from EC2, the kernel and the runtime's CNI cache",
 		ErrDamaged, e.path, e.cause)
 }
 
@@ -52,6 +53,40 @@ func recoverDamage(path string, err *error, r any) {
 	} else if r != nil {
 		*err = damaged(path, "reading it failed: %v", r)
 	}
+}
+
+// magicScanLimit bounds how much of a file bbolt cannot open is searched for
+// the magic: a state file is kilobytes to a few megabytes.
+const magicScanLimit = 64 << 20
+
+// holdsMagic reports whether the file at path contains the schema's magic
+// value anywhere in its first magicScanLimit bytes. With both bbolt meta
+// pages unreadable the data pages may still be intact: a file with the
+// magic in them is a damaged vpc-cni state file, not someone else's.
+func holdsMagic(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	keep := len(magic) - 1 // a match may straddle two reads
+	have, total := 0, 0
+	for total < magicScanLimit {
+		n, err := f.Read(buf[have:])
+		have += n
+		total += n
+		if bytes.Contains(buf[:have], magic) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		if have > keep {
+			have = copy(buf, buf[have-keep:have])
+		}
+	}
+	return false
 }
 
 // checkSize refuses a file shorter than the pages its meta page claims: a

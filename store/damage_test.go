@@ -63,7 +63,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 				err := way()
 				if errors.Is(err, ErrDamaged) {
 					damagedSeen++
-					if !strings.Contains(err.Error(), "vpcctl doctor") {
+					if !strings.Contains(err.Error(), "vpcctl state rebuild") {
 						t.Errorf("%s: %v: does not say what to do", name, err)
 					}
 				}

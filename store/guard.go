@@ -7,8 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
+
+	"vpc-cni/internal/fileguard"
 )
 
 // The state dir is the node's alone: whoever can write state.db, or the
@@ -22,10 +23,8 @@ import (
 // directory's stat (MkdirAll made it before) and an fstat of the opened file.
 
 // ErrUnsafe marks a state dir or file that is refused for its ownership,
-// mode or type.
-var ErrUnsafe = errors.New("unsafe state path")
-
-var euid = sync.OnceValue(os.Geteuid)
+// mode or type (fileguard's rule).
+var ErrUnsafe = fileguard.ErrUnsafe
 
 // prepareDir checks the state directory, creating it 0700 if missing
 // (unless read-only).
@@ -52,17 +51,14 @@ func (s *Store) prepareDir() error {
 }
 
 // guard refuses info (of path) if another user owns it or group or others
-// may write it, and tightens a mode that lets others read it to want.
+// may write it (fileguard's rule), and tightens a mode that lets others read
+// it to want.
 func (s *Store) guard(what, path string, info fs.FileInfo, want fs.FileMode, chmod func(fs.FileMode) error) error {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != euid() {
-		return fmt.Errorf("%s %s: %w: owned by uid %d, not this process's uid %d; fix: chown %d %s (or use another --state-dir)",
-			what, path, ErrUnsafe, st.Uid, euid(), euid(), path)
+	rule := fileguard.Rule{What: what, Mode: want, Else: "or use another --state-dir"}
+	if err := rule.Check(path, info); err != nil {
+		return err
 	}
 	mode := info.Mode().Perm()
-	if mode&0o022 != 0 {
-		return fmt.Errorf("%s %s: %w: mode %04o lets group or others write it; check its contents, then fix: chmod %04o %s",
-			what, path, ErrUnsafe, mode, want, path)
-	}
 	if mode&^want == 0 || s.readOnly {
 		return nil
 	}

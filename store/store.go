@@ -297,6 +297,9 @@ func (s *Store) openError(err error) error {
 	switch {
 	case errors.Is(err, ErrUnsafe):
 		return err
+	case (errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) ||
+		errors.Is(err, berrors.ErrInvalidMapping)) && holdsMagic(s.path):
+		return damaged(s.path, "bbolt cannot read either meta page (%v), but its data pages hold vpc-cni's state", err)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
 		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
 		return fmt.Errorf("%s: %w (%v); the file was left unchanged", s.path, ErrNotVPCCNI, err)

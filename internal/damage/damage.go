@@ -12,7 +12,7 @@ import (
 )
 
 // Kinds are the damages every entry point must survive.
-var Kinds = []string{"truncated below the high-water mark", "truncated to half", "page overwritten"}
+var Kinds = []string{"truncated below the high-water mark", "truncated to half", "page overwritten", "meta pages garbled"}
 
 // Do applies the named damage to the bbolt file at path.
 func Do(path, kind string) error {
@@ -31,6 +31,8 @@ func Do(path, kind string) error {
 		return os.Truncate(path, info.Size()/2)
 	case Kinds[2]:
 		return overwriteRoot(path)
+	case Kinds[3]:
+		return garbleMeta(path)
 	}
 	return fmt.Errorf("unknown damage %q", kind)
 }
@@ -44,6 +46,16 @@ func highWater(path string) (hwm int64, pageSize int, err error) {
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error { hwm = tx.Size(); return nil })
 	return hwm, db.Info().PageSize, err
+}
+
+// garbleMeta overwrites both meta pages (0 and 1), bbolt's only way into
+// the file, with bytes that are not a page; the data pages stay as they were.
+func garbleMeta(path string) error {
+	_, pageSize, err := highWater(path)
+	if err != nil {
+		return err
+	}
+	return writeJunk(path, 0, 2*pageSize, 7)
 }
 
 // overwriteRoot fills the page of the root bucket, which every transaction
@@ -63,16 +75,21 @@ func overwriteRoot(path string) error {
 	if err != nil {
 		return err
 	}
+	return writeJunk(path, int64(root)*int64(pageSize), pageSize, root)
+}
+
+// writeJunk writes n pseudo-random bytes (seeded by seed) at off.
+func writeJunk(path string, off int64, n int, seed uint64) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	junk := bytes.Repeat([]byte{0}, pageSize)
-	r := rand.New(rand.NewPCG(uint64(root), 9))
+	junk := bytes.Repeat([]byte{0}, n)
+	r := rand.New(rand.NewPCG(seed, 9))
 	for i := range junk {
 		junk[i] = byte(r.Uint32())
 	}
-	if _, err := f.WriteAt(junk, int64(root)*int64(pageSize)); err != nil {
+	if _, err := f.WriteAt(junk, off); err != nil {
 		f.Close()
 		return err
 	}

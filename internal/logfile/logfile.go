@@ -10,6 +10,7 @@
 package logfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -46,14 +47,20 @@ func OpenWith(path string, maxSize int64, keep int) (*os.File, error) {
 	return openAppend(path)
 }
 
+// openAppend never follows a symlink at path: the plugin runs as root, and a
+// link planted where its log goes would have it append to any file.
 func openAppend(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("log file %s is a symlink; refusing to write through it (remove it, or set logFile to a real path)", path)
+	}
+	return f, err
 }
 
 // rotate shifts path → path.1 → ... → path.keep (dropping the oldest) under
 // the lock, unless another process rotated it while this one waited.
 func rotate(path string, maxSize int64, keep int) error {
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("log rotation lock: %w", err)
 	}

@@ -136,3 +136,35 @@ func TestUnderTheLimitAppends(t *testing.T) {
 		t.Error("rotated under the limit")
 	}
 }
+
+// The plugin runs as root: a symlink planted at the log's path (or its
+// rotation lock's) is refused, and the file it points at is untouched.
+func TestASymlinkIsNotFollowed(t *testing.T) {
+	for _, link := range []string{"plugin.log", "plugin.log.lock"} {
+		t.Run(link, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "plugin.log")
+			if link == "plugin.log.lock" { // reached only by a rotation
+				if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			victim := filepath.Join(t.TempDir(), "shadow")
+			if err := os.WriteFile(victim, []byte("root:x:0:0\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := OpenWith(path, 10, 2)
+			if err == nil {
+				fmt.Fprintln(f, "a log line")
+				f.Close()
+				t.Errorf("opened the log through a symlink at %s", link)
+			}
+			if got, _ := os.ReadFile(victim); string(got) != "root:x:0:0\n" {
+				t.Errorf("the link's target changed: %q", got)
+			}
+		})
+	}
+}
