@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"vpc-cni/store"
+)
+
+// State removed while a pass runs, with ADDs arriving meanwhile, never puts
+// one address on two live pods. Three pods run; a reconcile pass starts (at
+// rest, or growing because its environment asks for more), state.db goes
+// at a random moment of it, and two new pods' ADDs run at the same time.
+// Whatever each process then does (fail, rebuild, grow), after a settling
+// pass every running pod keeps its address and wiring, every live pod's
+// address is its own, and the store agrees with the kernel.
+func TestStateRemovedDuringAPassNeverGivesAnAddressTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string // the pass's own environment
+	}{
+		{"at rest", nil},
+		{"growing", []string{"WARM_IP_TARGET=8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
+			rt := w.runtimeWithCache(nil)
+			running := w.newPods("run", 3)
+			for _, p := range running {
+				if _, err := rt.add(p, nil); err != nil {
+					t.Fatalf("ADD %s: %v", p.id, err)
+				}
+			}
+			before := w.assignmentsByKey()
+			arriving := w.newPods("new", 2)
+			var wg sync.WaitGroup
+			var pass run
+			wg.Go(func() {
+				pass = w.vpcctl(tc.env, "reconcile", "--wait", "--timeout", "1m", "--cni-cache-dir", rt.cacheDir)
+			})
+			wg.Go(func() {
+				time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond) // the fault's moment, not a wait for anything
+				if err := os.Remove(filepath.Join(w.stateDir, store.DBFile)); err != nil && !os.IsNotExist(err) {
+					t.Error(err)
+				}
+			})
+			for _, p := range arriving {
+				wg.Go(func() { _, _ = rt.add(p, nil) }) // may fail (code 11) while the state is rebuilt
+			}
+			wg.Wait()
+			t.Logf("the pass: %v\n%s", pass.err, pass.stderr)
+			r := w.vpcctl(nil, "reconcile", "--wait", "--timeout", "1m", "--cni-cache-dir", rt.cacheDir)
+			if r.err != nil {
+				t.Fatalf("the settling pass: %v\n%s%s", r.err, r.stdout, r.stderr)
+			}
+			after := w.assignmentsByKey()
+			w.assertRestored(running, before, after)
+			w.assertRunning(running, after)
+			w.assertEachLiveAddressOnce()
+			w.checkStore()
+		})
+	}
+}
+
+// assertEachLiveAddressOnce: the kernel routes every pod address to one
+// live veth, and the store holds each for exactly the pod on that veth.
+func (w *world) assertEachLiveAddressOnce() {
+	w.tb.Helper()
+	hs := w.hostState()
+	routed := map[netip.Addr]string{}
+	for _, r := range hs.LivePods() {
+		if other, ok := routed[r.IP]; ok && other != r.Veth {
+			w.tb.Fatalf("%s is routed to %s and %s", r.IP, other, r.Veth)
+		}
+		routed[r.IP] = r.Veth
+	}
+	held := map[netip.Addr]string{}
+	for _, a := range w.assignments() {
+		for _, ip := range []netip.Addr{a.IP, a.IPv6} {
+			if !ip.IsValid() {
+				continue
+			}
+			if other, ok := held[ip]; ok {
+				w.tb.Fatalf("%s is held by %s and %s", ip, other, a.Key)
+			}
+			held[ip] = a.Key
+			if veth, ok := routed[ip]; ok && veth != a.HostVeth {
+				w.tb.Fatalf("%s is held by %s (veth %s) but routed to %s", ip, a.Key, a.HostVeth, veth)
+			}
+		}
+	}
+	for ip, veth := range routed {
+		if _, ok := held[ip]; !ok {
+			w.tb.Fatalf("%s is routed to the live veth %s but the store does not hold it", ip, veth)
+		}
+	}
+}
