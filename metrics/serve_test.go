@@ -219,7 +219,7 @@ func TestServerRetriesATakenPort(t *testing.T) {
 	var mu sync.Mutex
 	fails, bound := 0, ""
 	srv := &Server{Addr: taken.Addr().String(), Handler: Handler(&Snapshot{}, &Health{}), FirstRetry: 5 * time.Millisecond,
-		MaxRetry: 20 * time.Millisecond,
+		MaxRetry:  20 * time.Millisecond,
 		Listening: func(a net.Addr) { mu.Lock(); bound = a.String(); mu.Unlock() },
 		Failed: func(err error, _ time.Duration) {
 			mu.Lock()
