@@ -97,8 +97,8 @@ func Handler(snap *Snapshot, h *Health) http.Handler {
 // it may cost the node is fixed here: MaxConns connections (more wait in the
 // kernel's accept queue, costing the loop no fd, goroutine or CPU), at most
 // ScrapesPerSecond answers a second with a burst of ScrapeBurst (a request
-// beyond waits for its turn, up to MaxWait), small headers, and timeouts
-// that close slow or idle connections.
+// beyond waits for its turn, up to MaxWait), one answer per connection,
+// small headers, and timeouts that close slow connections.
 const (
 	MaxConns         = 32
 	ScrapesPerSecond = 20
@@ -107,14 +107,16 @@ const (
 	MaxHeaderBytes   = 4 << 10
 	readTimeout      = 5 * time.Second
 	writeTimeout     = 10 * time.Second // above MaxWait: a paced answer is still written
-	idleTimeout      = 30 * time.Second
 )
 
 // Serve answers on ln, within the bounds above, until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
 	p := newPace(time.Second/ScrapesPerSecond, ScrapeBurst, MaxWait)
 	srv := &http.Server{Handler: p.wrap(handler), ReadTimeout: readTimeout, ReadHeaderTimeout: readTimeout,
-		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: MaxHeaderBytes}
+		WriteTimeout: writeTimeout, MaxHeaderBytes: MaxHeaderBytes}
+	// One answer per connection: a slot goes to the next connection in the
+	// kernel's queue, in turn, rather than to whoever holds a keep-alive.
+	srv.SetKeepAlivesEnabled(false)
 	ctx, cancel := context.WithCancel(ctx) // the shutdown below ends with Serve, whatever ends it
 	defer cancel()
 	go func() {
