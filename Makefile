@@ -5,7 +5,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build test chaos bench bench-plugin lint demo clean manifests
+.PHONY: build test chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
@@ -36,6 +36,12 @@ bench: build
 bench-plugin: build
 	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'Churn|VersionStartup' -benchtime 200x -timeout 30m ./e2e/
 	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'Burst' -benchtime 10x -timeout 30m ./e2e/
+
+# The metrics server under attack (root): ADD+DEL rounds of one pod with no scraper, then as many
+# under 1,000 keep-alive /metrics scrapers, against the DaemonSet's loop; the loop's peak RSS, fds,
+# threads. Figures in docs/design.md (Performance).
+bench-scrape-flood: build
+	$(GO) test -count=1 -run '^$$' -bench 'AddUnderScrapeFlood' -benchtime 100x -timeout 30m ./e2e/
 
 # deploy/kubernetes/ from the Helm chart's default render (helm from the Go module proxy, cached
 # in ~/.cache/vpc-cni-e2e/); deploy's tests fail while the two differ.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"vpc-cni/internal/promtext"
 	"vpc-cni/metrics"
+	"vpc-cni/store"
 )
 
 // loop is a running `vpcctl reconcile --every ... --metrics-listen`.
@@ -24,15 +26,24 @@ type loop struct {
 	base   string      // http://host:port
 	lines  chan string // stdout's lines (beyond 1024 unread, dropped)
 	mu     sync.Mutex
-	stderr bytes.Buffer // after the listener's line, for failure messages
+	stderr bytes.Buffer // every line, for waits and failure messages
 }
 
 // startLoop starts the loop on an ephemeral port and returns once the
 // listener's line is on stderr; SIGTERM and a wait end it at cleanup.
 func startLoop(t *testing.T, env []string, dir string, args ...string) *loop {
 	t.Helper()
+	l := startLoopOn(t, env, dir, "127.0.0.1:0", args...)
+	line := l.awaitLog(t, "vpcctl: serving /metrics and /healthz on ", 1)
+	l.base = strings.TrimPrefix(line, "vpcctl: serving /metrics and /healthz on ")
+	return l
+}
+
+// startLoopOn starts the loop serving on listen and returns at once.
+func startLoopOn(t *testing.T, env []string, dir, listen string, args ...string) *loop {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hung loop fails the test, not CI
-	all := append([]string{"--state-dir", dir, "reconcile", "--metrics-listen", "127.0.0.1:0"}, args...)
+	all := append([]string{"--state-dir", dir, "reconcile", "--metrics-listen", listen}, args...)
 	l := &loop{cmd: exec.CommandContext(ctx, vpcctl, all...)}
 	l.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	out, err := l.cmd.StdoutPipe()
@@ -63,25 +74,37 @@ func startLoop(t *testing.T, env []string, dir string, args ...string) *loop {
 			}
 		}
 	}()
-	sc := bufio.NewScanner(errPipe)
-	for sc.Scan() {
-		if addr, ok := strings.CutPrefix(sc.Text(), "vpcctl: serving /metrics and /healthz on "); ok {
-			l.base = addr
-			break
-		}
-		t.Logf("stderr: %s", sc.Text())
-	}
-	if l.base == "" {
-		t.Fatal("the loop ended without the listener's line on stderr")
-	}
 	go func() {
-		for sc.Scan() {
+		for sc := bufio.NewScanner(errPipe); sc.Scan(); {
 			l.mu.Lock()
 			l.stderr.WriteString(sc.Text() + "\n")
 			l.mu.Unlock()
 		}
 	}()
 	return l
+}
+
+// awaitLog waits until n stderr lines hold says and returns the nth.
+func (l *loop) awaitLog(t *testing.T, says string, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		l.mu.Lock()
+		text := l.stderr.String()
+		l.mu.Unlock()
+		seen := 0
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, says) {
+				if seen++; seen == n {
+					return line
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d stderr lines with %q never came; stderr:\n%s", n, says, text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (l *loop) get(t *testing.T, path string) (int, string) {
@@ -133,10 +156,7 @@ func TestMetricsListenServesWhatVpcctlMetricsPrints(t *testing.T) {
 	if first := <-l.lines; !strings.HasPrefix(first, "reconcile: ") {
 		t.Fatalf("first line %q, want the first pass's summary", first)
 	}
-	code, body := l.get(t, "/metrics")
-	if code != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", code, body)
-	}
+	body := l.await(t, "/metrics", "the first pass's snapshot", func(code int, _ string) bool { return code == http.StatusOK })
 	scraped := promSamples(t, "/metrics", body)
 	printed := vpc(t, env, "--state-dir", dir, "metrics")
 	printed.want(t, 0)
@@ -168,15 +188,17 @@ func TestMetricsListenServesWhatVpcctlMetricsPrints(t *testing.T) {
 	}
 }
 
-// /healthz fails once the last passes failed, says why, and is healthy
-// again after a good pass; /metrics counts the EC2 errors meanwhile.
+// /healthz fails once the last passes failed, and is healthy again after a
+// good pass; it says one word, the cause is in the loop's log, and /metrics
+// counts the EC2 errors meanwhile.
 func TestMetricsListenHealthzFollowsThePasses(t *testing.T) {
 	sim, env := newSim(t, "m5.large")
 	dir := t.TempDir()
 	// Every pass reads EC2, so an EC2 fault fails each one.
 	l := startLoop(t, with(env, "VPC_CNI_EC2_RESYNC_INTERVAL=0"), dir, "--every", "20ms", "-o", "summary")
-	healthy := func(code int, body string) bool {
-		return code == http.StatusOK && strings.Contains(body, "the last reconcile pass succeeded")
+	healthy := func(code int, body string) bool { return code == http.StatusOK && body == "healthy\n" }
+	if first := <-l.lines; !strings.HasPrefix(first, "reconcile: ") {
+		t.Fatalf("first line %q, want the first pass's summary", first)
 	}
 	l.await(t, "/healthz", "healthy after the first pass", healthy)
 
@@ -184,24 +206,105 @@ func TestMetricsListenHealthzFollowsThePasses(t *testing.T) {
 	body := l.await(t, "/healthz", "unhealthy while EC2 refuses", func(code int, _ string) bool {
 		return code == http.StatusServiceUnavailable
 	})
-	for _, says := range []string{"the last 3 reconcile passes failed", "DescribeNetworkInterfaces"} {
-		if !strings.Contains(body, says) {
-			t.Errorf("/healthz says %q, want it to name %q", body, says)
-		}
+	if body != "unhealthy\n" {
+		t.Errorf("/healthz says %q, want only \"unhealthy\": it answers anyone who reaches the node", body)
 	}
-	_, text := l.get(t, "/metrics")
+	if line := l.awaitLog(t, "vpcctl: reconcile: ", 1); !strings.Contains(line, "DescribeNetworkInterfaces") {
+		t.Errorf("the log's cause %q does not name the call", line)
+	}
+	// The snapshot after each pass has the failed passes' EC2 errors.
 	key := `awscni_aws_api_error_count{api="DescribeNetworkInterfaces",error="UnauthorizedOperation"}`
-	if n := promSamples(t, "/metrics", text)[key]; n < metrics.UnhealthyAfter {
-		t.Errorf("%s = %v, want at least %d after the failed passes", key, n, metrics.UnhealthyAfter)
-	}
+	l.await(t, "/metrics", "the EC2 errors counted", func(_ int, text string) bool {
+		return promSamples(t, "/metrics", text)[key] >= metrics.UnhealthyAfter
+	})
 
 	sim.FailNext("*", "", 0)
 	l.await(t, "/healthz", "healthy again after a good pass", healthy)
 }
 
-// --metrics-listen belongs to the loop; a bad address names itself.
+// A scrape never opens the state file: with the file held exclusively (as
+// a pod ADD holds it), scrapes are answered with the loop's snapshot, and
+// /healthz too.
+func TestMetricsScrapeDoesNotOpenTheState(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	l := startLoop(t, env, dir, "--every", "1h", "-o", "summary")
+	if first := <-l.lines; !strings.HasPrefix(first, "reconcile: ") {
+		t.Fatalf("first line %q, want the first pass's summary", first)
+	}
+	before := l.await(t, "/metrics", "the first pass's snapshot", func(code int, _ string) bool { return code == http.StatusOK })
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Update(func(*store.Tx) error {
+		for range 5 {
+			if code, body := l.get(t, "/metrics"); code != http.StatusOK || body != before {
+				t.Errorf("/metrics with the state held: %d, %d bytes (want 200, the %d bytes before)\n%s", code, len(body), len(before), body)
+			}
+			if code, body := l.get(t, "/healthz"); code != http.StatusOK || body != "healthy\n" {
+				t.Errorf("/healthz with the state held: %d %q", code, body)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A port another program holds stops neither the loop nor its passes: the
+// bind is reported (log and event) and retried, and once the port is free
+// the loop serves there.
+func TestMetricsListenRetriesATakenPort(t *testing.T) {
+	sim, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	sim.FailNext("*", "UnauthorizedOperation", 1<<30) // every pass fails, and says so on stderr
+	l := startLoopOn(t, with(env, "VPC_CNI_EC2_RESYNC_INTERVAL=0"), dir, taken.Addr().String(), "--every", "20ms", "-o", "summary")
+	l.awaitLog(t, "address already in use; /metrics and /healthz are not served; retrying in", 1)
+	l.awaitLog(t, "vpcctl: reconcile: ", 3)
+	events := vpc(t, env, "--state-dir", dir, "events")
+	events.want(t, 0, "metrics-listen-failed", taken.Addr().String())
+
+	sim.FailNext("*", "", 0)
+	_ = taken.Close()
+	line := l.awaitLog(t, "vpcctl: serving /metrics and /healthz on ", 1)
+	l.base = strings.TrimPrefix(line, "vpcctl: serving /metrics and /healthz on ")
+	l.await(t, "/healthz", "healthy once bound and a pass succeeded", func(code int, body string) bool {
+		return code == http.StatusOK && body == "healthy\n"
+	})
+}
+
+// --metrics-listen belongs to the loop and takes IP:PORT; DISABLE_METRICS
+// (the reference's switch) turns it off, and a bad value of either names
+// itself with exit 2.
 func TestMetricsListenNeedsTheLoop(t *testing.T) {
 	_, env := newSim(t, "t3.small")
 	vpc(t, env, "--state-dir", t.TempDir(), "reconcile", "--metrics-listen", "127.0.0.1:0").want(t, 2, "--metrics-listen", "--every")
-	vpc(t, env, "--state-dir", t.TempDir(), "reconcile", "--every", "1h", "--metrics-listen", "256.0.0.1:x").want(t, 1, "--metrics-listen 256.0.0.1:x")
+	for _, bad := range []string{"256.0.0.1:1", "127.0.0.1:x", "localhost:61678", "127.0.0.1"} {
+		vpc(t, env, "--state-dir", t.TempDir(), "reconcile", "--every", "1h", "--metrics-listen", bad).want(t, 2, "--metrics-listen "+bad)
+	}
+	vpc(t, with(env, "DISABLE_METRICS=maybe"), "--state-dir", t.TempDir(), "reconcile", "--every", "1h", "--metrics-listen", "127.0.0.1:0").
+		want(t, 2, `DISABLE_METRICS="maybe"`)
+}
+
+// With DISABLE_METRICS=true the loop runs its passes and serves nothing.
+func TestDisableMetricsTurnsTheListenerOff(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	l := startLoopOn(t, with(env, "DISABLE_METRICS=true"), t.TempDir(), "127.0.0.1:0", "--every", "1h", "-o", "summary")
+	l.awaitLog(t, "DISABLE_METRICS=true: /metrics and /healthz are not served", 1)
+	if first := <-l.lines; !strings.HasPrefix(first, "reconcile: ") {
+		t.Fatalf("first line %q, want the first pass's summary", first)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if strings.Contains(l.stderr.String(), "serving /metrics") {
+		t.Errorf("the loop serves with DISABLE_METRICS=true:\n%s", l.stderr.String())
+	}
 }

@@ -33,7 +33,7 @@ Examples:
    vpcctl reconcile --dry-run -o json
    vpcctl reconcile --wait --timeout 2m
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
-   vpcctl reconcile --every 30s -o summary --metrics-listen :61678   # the DaemonSet's container`,
+   vpcctl reconcile --every 30s -o summary --metrics-listen 10.0.0.5:61678   # the DaemonSet's container (the node's primary address)`,
 		Flags: []cli.Flag{
 			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},

@@ -251,6 +251,32 @@ func TestHelmRenderWithEveryValue(t *testing.T) {
 	}
 }
 
+// metrics.bind puts the loop's listener on the node's primary address, on
+// 127.0.0.1, or nowhere; another value, or a PodMonitor for a port
+// Prometheus cannot reach, fails the render naming the value.
+func TestHelmMetricsBind(t *testing.T) {
+	for bind, want := range map[string]string{"loopback": "--metrics-listen 127.0.0.1:61678", "off": ""} {
+		ds := decodeStrictly(t, documents(t, render(t, "--set", "metrics.bind="+bind)))["DaemonSet"].(*appsv1.DaemonSet)
+		c := ds.Spec.Template.Spec.Containers[0]
+		cmd := strings.Join(c.Command, " ")
+		if want != "" && !strings.Contains(cmd, want) || want == "" && strings.Contains(cmd, "--metrics-listen") {
+			t.Errorf("metrics.bind=%s: command %q, want %q", bind, cmd, want)
+		}
+		if len(c.Env) != 0 || (want == "") != (len(c.Ports) == 0) {
+			t.Errorf("metrics.bind=%s: env %+v, ports %+v", bind, c.Env, c.Ports)
+		}
+	}
+	for _, set := range [][]string{{"metrics.bind=0.0.0.0"}, {"metrics.bind=loopback", "podMonitor.create=true"}} {
+		args := []string{"template", "vpc-cni", chartDir}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if out, err := helmRun(t, args...); err == nil || !strings.Contains(out, "metrics.bind") {
+			t.Errorf("--set %v: %v, %q; want a failure naming metrics.bind", set, err, out)
+		}
+	}
+}
+
 func checkAllOnDaemonSet(t *testing.T, ds *appsv1.DaemonSet, account string) {
 	t.Helper()
 	spec := ds.Spec.Template.Spec
@@ -271,6 +297,7 @@ func checkAllOnDaemonSet(t *testing.T, ds *appsv1.DaemonSet, account string) {
 			t.Errorf("container %s: image %s (%s)", c.Name, c.Image, c.ImagePullPolicy)
 		}
 	}
+	checkMetricsOnPrimary(t, spec.Containers[0])
 	if r := spec.Containers[0].Resources; r.Requests.Cpu().String() != "20m" || r.Requests.Memory().String() != "40Mi" {
 		t.Errorf("resources %+v", r)
 	}

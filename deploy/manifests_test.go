@@ -76,10 +76,8 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	if len(spec.Containers) != 1 || !slices.Contains(spec.Containers[0].Command, "--every") {
 		t.Errorf("the container does not run a reconcile loop: %v", spec.Containers)
 	}
-	if len(spec.Containers) == 1 && !slices.ContainsFunc(spec.Containers[0].Ports, func(p corev1.ContainerPort) bool {
-		return p.Name == "metrics" && p.ContainerPort == 61678
-	}) || !strings.Contains(strings.Join(spec.Containers[0].Command, " "), "--metrics-listen :61678") {
-		t.Errorf("the container does not serve its metrics as port metrics, 61678 (aws-node's): %v", spec.Containers[0].Ports)
+	if len(spec.Containers) == 1 {
+		checkMetricsOnPrimary(t, spec.Containers[0])
 	}
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
 		sc := c.SecurityContext
@@ -119,6 +117,22 @@ func confined(c corev1.Container, pod *corev1.PodSecurityContext) error {
 		return fmt.Errorf("adds SYS_ADMIN under Localhost profile %s, which deploy/seccomp/ does not ship: %v", *profile.LocalhostProfile, err)
 	}
 	return nil
+}
+
+// checkMetricsOnPrimary: by default the loop serves its metrics as port
+// metrics, 61678 (aws-node's), on the node's primary address only (the
+// downward API's status.hostIP), not on every address of the node.
+func checkMetricsOnPrimary(t *testing.T, c corev1.Container) {
+	t.Helper()
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 61678 }) ||
+		!strings.Contains(strings.Join(c.Command, " "), "--metrics-listen [$(HOST_IP)]:61678") {
+		t.Errorf("the container does not serve its metrics on [$(HOST_IP)]:61678 as port metrics: %v %v", c.Command, c.Ports)
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "HOST_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.hostIP"
+	}) {
+		t.Errorf("the container's HOST_IP is not the downward API's status.hostIP: %+v", c.Env)
+	}
 }
 
 // The ConfigMap's file is one the processes accept.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,82 +16,116 @@ import (
 // fails: one failed pass (a throttled EC2, a slow IMDS) is routine.
 const UnhealthyAfter = 3
 
-// Health follows the outcome of a loop's passes for /healthz.
+// Health follows the outcome of a loop's passes for /healthz. It keeps no
+// error text: /healthz answers anyone who reaches the port, and a pass's
+// error names role ARNs, account IDs and paths. The cause is in the loop's
+// log, `vpcctl events` and `vpcctl doctor`.
 type Health struct {
-	mu      sync.Mutex
-	passes  int
-	failed  int // in a row
-	lastErr string
+	mu     sync.Mutex
+	failed int // in a row
 }
 
 // Record notes one pass's outcome; a good pass makes the node healthy again.
 func (h *Health) Record(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.passes++
 	if err == nil {
-		h.failed, h.lastErr = 0, ""
+		h.failed = 0
 		return
 	}
 	h.failed++
-	h.lastErr = err.Error()
 }
 
-// Status says whether the node is healthy and why.
-func (h *Health) Status() (bool, string) {
+// Healthy is false once UnhealthyAfter passes in a row have failed.
+func (h *Health) Healthy() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.failed >= UnhealthyAfter:
-		return false, fmt.Sprintf("unhealthy: the last %d reconcile passes failed; the last: %s", h.failed, h.lastErr)
-	case h.passes == 0:
-		return true, "ok: no pass has finished yet"
-	case h.failed > 0:
-		return true, fmt.Sprintf("ok: %d pass(es) in a row failed, unhealthy from %d; the last: %s", h.failed, UnhealthyAfter, h.lastErr)
-	}
-	return true, "ok: the last reconcile pass succeeded"
+	return h.failed < UnhealthyAfter
 }
 
-// Handler serves /metrics, gathered afresh for every scrape (the caller's
-// gather opens the state briefly; nothing is held between scrapes), and
-// /healthz from h.
-func Handler(gather func() (Input, error), h *Health) http.Handler {
+// Snapshot is the /metrics text the loop rendered last: scrapes read it and
+// never the state file, whose lock every pod ADD needs exclusively.
+type Snapshot struct {
+	text atomic.Pointer[[]byte]
+}
+
+// Take renders in and makes it what scrapes get from now on.
+func (s *Snapshot) Take(in Input) error {
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		return err
+	}
+	text := b.Bytes()
+	s.text.Store(&text)
+	return nil
+}
+
+// Text is the last text taken, nil before the first.
+func (s *Snapshot) Text() []byte {
+	if p := s.text.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Handler serves /metrics from snap and /healthz from h: one word and its
+// status code, nothing a stranger could learn the node's account from.
+func Handler(snap *Snapshot, h *Health) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
-		var b bytes.Buffer
-		in, err := gather()
-		if err == nil {
-			err = Render(&b, in)
-		}
-		if err != nil {
-			http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
+		text := snap.Text()
+		if text == nil {
+			http.Error(w, "no metrics yet: the loop takes them after its first pass", http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = w.Write(b.Bytes())
+		_, _ = w.Write(text)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		ok, why := h.Status()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !ok {
+		if !h.Healthy() {
 			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "unhealthy")
+			return
 		}
-		fmt.Fprintln(w, why)
+		fmt.Fprintln(w, "healthy")
 	})
 	return mux
 }
 
-// Serve answers on ln until ctx ends, with the reference's 5 s timeouts.
+// The server's bounds. The port answers whoever reaches the node, so what
+// it may cost the node is fixed here: MaxConns connections (more wait in the
+// kernel's accept queue, costing the loop no fd, goroutine or CPU), at most
+// ScrapesPerSecond answers a second with a burst of ScrapeBurst (a request
+// beyond waits for its turn, up to MaxWait), one answer per connection,
+// small headers, and timeouts that close slow connections.
+const (
+	MaxConns         = 32
+	ScrapesPerSecond = 20
+	ScrapeBurst      = 20
+	MaxWait          = 2 * time.Second
+	MaxHeaderBytes   = 4 << 10
+	readTimeout      = 5 * time.Second
+	writeTimeout     = 10 * time.Second // above MaxWait: a paced answer is still written
+)
+
+// Serve answers on ln, within the bounds above, until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	srv := &http.Server{Handler: handler, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
-		ReadHeaderTimeout: 5 * time.Second}
+	p := newPace(time.Second/ScrapesPerSecond, ScrapeBurst, MaxWait)
+	srv := &http.Server{Handler: p.wrap(handler), ReadTimeout: readTimeout, ReadHeaderTimeout: readTimeout,
+		WriteTimeout: writeTimeout, MaxHeaderBytes: MaxHeaderBytes}
+	// One answer per connection: a slot goes to the next connection in the
+	// kernel's queue, in turn, rather than to whoever holds a keep-alive.
+	srv.SetKeepAlivesEnabled(false)
+	ctx, cancel := context.WithCancel(ctx) // the shutdown below ends with Serve, whatever ends it
+	defer cancel()
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(limitListener(ln, MaxConns)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -143,7 +143,7 @@ func TestAWSNodeVariablesAnsweredDifferently(t *testing.T) {
 		"AWS_VPC_K8S_PLUGIN_LOG_LEVEL":  {"is aws-node's", `"logLevel"`},
 		"INTROSPECTION_BIND_ADDRESS":    {"no port", "vpcctl status -o json"},
 		"DISABLE_INTROSPECTION":         {"no port"},
-		"DISABLE_METRICS":               {"VPC_CNI_METRICS_FILE"},
+		"DISABLE_METRICS":               {"metrics.bind=off"},
 		"AWS_VPC_K8S_CNI_BACKING_STORE": {"state.db", "VPC_CNI_STATE_DIR"},
 		"AWS_EC2_ENDPOINT":              {"AWS_ENDPOINT_URL_EC2"},
 		"ENI_CONFIG_LABEL_DEF":          {"ENI_CONFIG_<ZONE>"},

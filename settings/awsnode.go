@@ -69,7 +69,7 @@ var AWSNodeVars = []AWSNodeVar{
 	{Name: "DISABLE_INTROSPECTION", Fate: Answered, Default: "false",
 		Instead: "vpc-cni runs no daemon and opens no port, so there is nothing to disable; remove it"},
 	{Name: "DISABLE_METRICS", Fate: Answered, Default: "false",
-		Instead: "vpc-cni opens no metrics port: `vpcctl reconcile` writes a Prometheus textfile only when VPC_CNI_METRICS_FILE (--metrics-file) is set; leave that unset instead"},
+		Instead: "the DaemonSet's loop serves /metrics as the chart's metrics.bind says (primary, loopback or off), and honours DISABLE_METRICS=true in its own environment, not in this file: set metrics.bind=off instead"},
 	{Name: "AWS_VPC_K8S_CNI_BACKING_STORE", Fate: Answered, Default: "/var/run/aws-node/ipam.json",
 		Instead: "the node state is one bbolt file, state.db under VPC_CNI_STATE_DIR (--state-dir, default /var/lib/vpc-cni): set that instead"},
 	{Name: "AWS_EC2_ENDPOINT", Fate: Answered,

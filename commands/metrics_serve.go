@@ -1,0 +1,186 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"vpc-cni/metrics"
+	"vpc-cni/status"
+	"vpc-cni/store"
+)
+
+// metricsListenFlag is where the loop serves /metrics and /healthz.
+var metricsListenFlag = &cli.StringFlag{
+	Name: "metrics-listen", EnvVars: []string{"VPC_CNI_METRICS_LISTEN"},
+	Usage: "with --every: serve /metrics (Prometheus text) and /healthz on this IP:PORT (the chart: the node's primary address, or 127.0.0.1, port 61678); DISABLE_METRICS=true turns it off",
+}
+
+// disableMetricsEnv is the reference's switch for its metrics port, honoured
+// by the loop whatever --metrics-listen says.
+const disableMetricsEnv = "DISABLE_METRICS"
+
+// snapshotEvery is how often the loop refreshes /metrics between passes,
+// so the counts follow pods' ADDs and DELs: one brief shared open of the
+// state file, whatever the number of scrapes.
+const snapshotEvery = 15 * time.Second
+
+// loopMetrics is what the loop serves: the snapshot it takes, the health of
+// its passes. A nil *loopMetrics serves nothing.
+type loopMetrics struct {
+	c       *cli.Context
+	snap    metrics.Snapshot
+	health  metrics.Health
+	lastErr string // the last snapshot error logged, so a lasting one is logged once
+}
+
+// startMetrics takes a first snapshot and starts serving on --metrics-listen
+// (nil, nil when it is unset or DISABLE_METRICS=true). A bad address or
+// DISABLE_METRICS value is a usage error; a bind that fails is retried in
+// the background, so the passes start at once.
+func startMetrics(ctx context.Context, c *cli.Context) (*loopMetrics, error) {
+	raw := c.String(metricsListenFlag.Name)
+	if raw == "" {
+		return nil, nil
+	}
+	addr, err := metricsAddr(raw)
+	if err != nil {
+		return nil, err
+	}
+	if off, err := metricsDisabled(); off || err != nil {
+		if off {
+			fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %s=true: /metrics and /healthz are not served\n", disableMetricsEnv)
+		}
+		return nil, err
+	}
+	m := &loopMetrics{c: c}
+	m.snapshot()
+	srv := &metrics.Server{Addr: addr, Handler: metrics.Handler(&m.snap, &m.health),
+		Listening: func(a net.Addr) {
+			fmt.Fprintf(c.App.ErrWriter, "vpcctl: serving /metrics and /healthz on http://%s\n", a)
+		},
+		Failed: bindReporter(c, addr),
+	}
+	go srv.Run(ctx)
+	return m, nil
+}
+
+// metricsAddr checks IP:PORT (the IP may be empty, for every address, or
+// bracketed, so the chart's "[$(HOST_IP)]:61678" fits either family).
+func metricsAddr(raw string) (string, error) {
+	host, port, err := net.SplitHostPort(raw)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err == nil && host != "" {
+		var ip netip.Addr
+		if ip, err = netip.ParseAddr(host); err == nil {
+			host = ip.String()
+		}
+	}
+	if err != nil {
+		return "", usagef("--metrics-listen %s: want IP:PORT, e.g. 127.0.0.1:61678 or [fd00::1]:61678 (%v)", raw, err)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func metricsDisabled() (bool, error) {
+	v, ok := os.LookupEnv(disableMetricsEnv)
+	if !ok || v == "" {
+		return false, nil
+	}
+	off, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, usagef("%s=%q (env): want true or false", disableMetricsEnv, v)
+	}
+	return off, nil
+}
+
+// passed records a pass's outcome for /healthz and refreshes /metrics.
+func (m *loopMetrics) passed(err error) {
+	if m == nil {
+		return
+	}
+	m.health.Record(err)
+	m.snapshot()
+}
+
+// snapshot reads the state once and makes it what scrapes get; on failure
+// scrapes keep the previous one, and the error is logged once.
+func (m *loopMetrics) snapshot() {
+	if m == nil {
+		return
+	}
+	err := m.take()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != "" && msg != m.lastErr {
+		fmt.Fprintf(m.c.App.ErrWriter, "vpcctl: metrics: %s; /metrics serves the last good snapshot\n", msg)
+	}
+	m.lastErr = msg
+}
+
+func (m *loopMetrics) take() error {
+	knobs, err := knobInputs(m.c)
+	if err != nil {
+		return err
+	}
+	st, err := openStateReadOnly(m.c)
+	if err != nil {
+		return err
+	}
+	in, err := status.MetricsInput(st, knobs, time.Now())
+	if err != nil {
+		return err
+	}
+	return m.snap.Take(in)
+}
+
+// bindReporter logs every failed bind with its next try, and records the
+// first of a run in the node's events (`vpcctl events`), where an operator
+// looking for the missing metrics finds it.
+func bindReporter(c *cli.Context, addr string) func(error, time.Duration) {
+	var mu sync.Mutex
+	last := ""
+	return func(err error, retry time.Duration) {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %v; /metrics and /healthz are not served; retrying in %s\n", err, retry)
+		mu.Lock()
+		defer mu.Unlock()
+		if err.Error() == last {
+			return
+		}
+		last = err.Error()
+		msg := fmt.Sprintf("cannot serve /metrics and /healthz on %s: %v; retrying with back-off, passes go on", addr, err)
+		if rerr := recordEvent(c, "metrics-listen-failed", msg); rerr != nil {
+			fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: recording the event: %v\n", rerr)
+		}
+	}
+}
+
+// recordEvent appends one event to an existing state file; it never
+// creates one (only a pass does).
+func recordEvent(c *cli.Context, kind, msg string) error {
+	if _, err := openStateReadOnly(c); err != nil {
+		if errors.Is(err, store.ErrNotInitialized) {
+			return nil
+		}
+		return err
+	}
+	st, err := store.Open(stateDir(c), store.Options{Lazy: true})
+	if err != nil {
+		return err
+	}
+	return st.Update(func(tx *store.Tx) error {
+		return tx.AddEvent(store.Event{Time: time.Now(), Kind: kind, Message: msg})
+	})
+}
