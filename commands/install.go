@@ -49,6 +49,7 @@ func layoutFlags() []cli.Flag {
 	return []cli.Flag{
 		stateDirFlag(),
 		&cli.StringFlag{Name: "root", Value: "/", Usage: "install into this directory tree (tests, a container with the host at /host); systemctl is then skipped"},
+		cniCacheDirFlag(), // a lost state is rebuilt with the runtime's names for its pods
 		&cli.StringFlag{Name: "cni-bin-dir", Value: install.DefaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
 		&cli.StringFlag{Name: "cni-conf-dir", Value: install.DefaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
 		&cli.StringFlag{Name: "bin-dir", Value: install.DefaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},

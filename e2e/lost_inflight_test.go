@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,4 +100,78 @@ func (w *world) assertEachLiveAddressOnce() {
 			w.tb.Fatalf("%s is routed to the live veth %s but the store does not hold it", ip, veth)
 		}
 	}
+}
+
+// The DaemonSet's init container runs `vpcctl install` on a node whose state
+// is gone while pods run (a node rebooted onto a fresh state dir, a wiped
+// host path): install's first pass rebuilds the state before it plans, so
+// the next pod gets none of the running pods' addresses.
+func TestInstallOnALostStateRebuildsIt(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
+	rt := w.runtimeWithCache(nil)
+	running := w.newPods("run", 3)
+	for _, p := range running {
+		if _, err := rt.add(p, nil); err != nil {
+			t.Fatalf("ADD %s: %v", p.id, err)
+		}
+	}
+	before := w.assignmentsByKey()
+	w.loseState()
+	// install's paths are under --root; its state dir is the world's.
+	root, dir := filepath.Dir(w.stateDir), "/"+filepath.Base(w.stateDir)
+	r := w.execInNode(bin("vpcctl"), nil, nil, "--state-dir", dir, "install", "--root", root, "--timer", "none",
+		"--cni-cache-dir", rt.cacheDir)
+	if r.err != nil {
+		t.Fatalf("install on the lost state: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	after := w.assignmentsByKey()
+	w.assertRestored(running, before, after)
+	fresh := w.newPod("new")
+	res, err := rt.add(fresh, nil)
+	if err != nil {
+		t.Fatalf("ADD after install: %v", err)
+	}
+	got := netip.MustParsePrefix(res.IPs[0].Address.String()).Addr()
+	for _, a := range before {
+		if a.IP == got {
+			t.Fatalf("the new pod got %s, a running pod's address (%s)", got, a.Key)
+		}
+	}
+	w.assertEachLiveAddressOnce()
+}
+
+// IMDS-only mode makes no EC2 call, lost state included: the ADD that finds
+// the state gone rebuilds it from IMDS and the kernel, and gets none of the
+// running pods' addresses.
+func TestIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
+	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0"}})
+	w.reconcile() // the addresses IMDS-only mode will use, assigned while EC2 was allowed
+	rt := w.runtimeWithCache(nil)
+	running := w.newPods("run", 2)
+	for _, p := range running {
+		if _, err := rt.add(p, nil); err != nil {
+			t.Fatalf("ADD %s: %v", p.id, err)
+		}
+	}
+	before := w.assignmentsByKey()
+	w.writeConfig([]string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0", "ENABLE_IMDS_ONLY_MODE=true"})
+	w.loseState()
+	w.sim.ResetCounters()
+	res, err := rt.add(w.newPod("new"), nil)
+	if err != nil {
+		t.Fatalf("ADD on the lost state in IMDS-only mode: %v", err)
+	}
+	got := netip.MustParsePrefix(res.IPs[0].Address.String()).Addr()
+	for _, a := range before {
+		if a.IP == got {
+			t.Fatalf("the new pod got %s, a running pod's address (%s)", got, a.Key)
+		}
+	}
+	for action, n := range w.sim.Counters() {
+		if n > 0 && !strings.HasPrefix(action, "IMDS") {
+			t.Errorf("%d %s calls in IMDS-only mode", n, action)
+		}
+	}
+	w.assertRestored(running, before, w.assignmentsByKey())
+	w.assertEachLiveAddressOnce()
 }
