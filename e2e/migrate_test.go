@@ -147,6 +147,9 @@ func countAdopted(out migratedOut) int {
 // initialized.
 func (w *world) assignmentsOrNone() ([]store.Assignment, error) {
 	st, err := store.Open(w.stateDir, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNotInitialized) {
+		return nil, nil // never created: nothing but a creator makes the file
+	}
 	if err != nil {
 		return nil, err
 	}

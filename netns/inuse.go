@@ -26,11 +26,13 @@ func (e *InUseError) Unwrap() error { return ErrAddressInUse }
 // inUse is the point-of-use guard of SetupPod: whatever the store says, an
 // address the node routes to another live pod (a veth whose peer is in a
 // living namespace) is not wired again, which would move that pod's /32
-// route to the new veth. One route lookup and one link read per address.
+// route to the new veth. One main-table read for the address's host route
+// (/32 or /128) per address, and a link read when there is one.
 func inUse(h *netlink.Handle, ip netip.Addr, ownVeth string) error {
-	routes, err := h.RouteGet(ip.AsSlice())
+	filter := &netlink.Route{Dst: hostNet(ip), Table: MainTable}
+	routes, err := h.RouteListFiltered(familyOf(ip), filter, netlink.RT_FILTER_DST|netlink.RT_FILTER_TABLE)
 	if err != nil {
-		return nil // no route at all: nobody holds it
+		return fmt.Errorf("checking who holds %s: %w", ip, err)
 	}
 	for _, r := range routes {
 		if r.Gw != nil || r.LinkIndex <= 0 {
@@ -38,7 +40,7 @@ func inUse(h *netlink.Handle, ip netip.Addr, ownVeth string) error {
 		}
 		l, err := h.LinkByIndex(r.LinkIndex)
 		if err != nil {
-			return fmt.Errorf("checking who holds %s: %w", ip, err)
+			continue // the link went meanwhile: nobody holds it through it
 		}
 		if _, veth := l.(*netlink.Veth); veth && l.Attrs().Name != ownVeth && l.Attrs().NetNsID >= 0 {
 			return &InUseError{IP: ip, Veth: l.Attrs().Name}

@@ -1,9 +1,11 @@
 package netns
 
 import (
+	"errors"
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
@@ -69,11 +71,15 @@ func TestTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
 
 func TestTeardownPodKeepsTheRulesOfAnAddressHandedToAnotherPod(t *testing.T) {
 	node := newNode(t)
-	_, old := newPod(t, "old", "100.64.4.42", 3)
+	oldNS, old := newPod(t, "old", "100.64.4.42", 3)
 	_, cur := newPod(t, "new", "100.64.4.42", 3)
 	wirePod(t, node, old)
+	// The old sandbox's namespace goes (its veth with it) and the address is
+	// given to the new pod; the old sandbox's DEL comes late.
+	testenv.DeleteNetNS(oldNS)
+	waitVethGone(t, node, old.HostVeth)
 	wirePod(t, node, cur)
-	teardown(t, node, old) // a late DEL for the old sandbox
+	teardown(t, node, old)
 	inNS(t, node, func() error { return CheckPod(cur) })
 }
 
@@ -173,4 +179,44 @@ func TestNetnsExists(t *testing.T) {
 			t.Errorf("NetnsExists(%q) = true", p)
 		}
 	}
+}
+
+// waitVethGone waits until the kernel has destroyed veth (a namespace's
+// deletion takes its veths with it, asynchronously).
+func waitVethGone(t *testing.T, node ns.NetNS, veth string) {
+	t.Helper()
+	for range 500 {
+		gone := false
+		inNS(t, node, func() error {
+			_, err := netlink.LinkByName(veth)
+			gone = err != nil
+			return nil
+		})
+		if gone {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition: the kernel's cleanup has no event to wait on here
+	}
+	t.Fatalf("%s still there 5 s after its peer's namespace was deleted", veth)
+}
+
+// The point-of-use guard: an address the node routes to a live pod's veth
+// is not wired for another pod, whatever the caller says, and the running
+// pod's wiring is untouched.
+func TestSetupPodRefusesAnAddressALivePodHolds(t *testing.T) {
+	node := newNode(t)
+	_, running := newPod(t, "running", "100.64.4.43", 3)
+	_, second := newPod(t, "second", "100.64.4.43", 3)
+	wirePod(t, node, running)
+	inNS(t, node, func() error {
+		_, err := SetupPod(second)
+		var e *InUseError
+		if !errors.As(err, &e) || e.Veth != running.HostVeth {
+			t.Fatalf("SetupPod of a live pod's address: %v, want InUseError naming %s", err, running.HostVeth)
+		}
+		if _, err := netlink.LinkByName(second.HostVeth); err == nil {
+			t.Errorf("the refused pod's veth %s was made", second.HostVeth)
+		}
+		return CheckPod(running)
+	})
 }

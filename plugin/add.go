@@ -115,7 +115,9 @@ func (c *call) noAddress(why string) error {
 	if err != nil {
 		c.log.Warn("judging whether the node is full", "err", err)
 	}
-	if !full.Full {
+	if !full.Full || (full.Limit == pool.LimitHostSide && why != "") {
+		// Not full, or addresses wait for an ENI's host side: what the grow
+		// did (it waited for the link) says more.
 		return types.NewError(types.ErrTryAgainLater, "no free address in the pool; "+why, "")
 	}
 	c.markFull(full)
