@@ -59,9 +59,9 @@ func parseTypeTable(text string) (map[string]InstanceTypeInfo, error) {
 		}
 		info := InstanceTypeInfo{InstanceType: row[0], MaxENIs: n[0], IPv4PerENI: n[1], NetworkCards: n[2],
 			Hypervisor: strings.TrimSuffix(row[4], "unknown"), BareMetal: row[5] == "true"}
-		// The table has the total; card 0 takes its share and any remainder,
-		// as DescribeInstanceTypes splits it over the cards.
-		info.MaxENIsCard0 = info.MaxENIs/info.NetworkCards + info.MaxENIs%info.NetworkCards
+		// max_enis is the default card's limit (it agrees with
+		// eni-max-pods.txt on every multi-card type); each card has as many.
+		info.MaxENIsCard0, info.MaxENIs = info.MaxENIs, info.MaxENIs*info.NetworkCards
 		info.PrefixDelegation = PrefixCapable(info.Hypervisor)
 		out[info.InstanceType] = info
 	}
