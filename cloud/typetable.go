@@ -3,6 +3,7 @@ package cloud
 import (
 	"encoding/csv"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,17 @@ func BuiltinLimits(instanceType string) (pool.Limits, InstanceTypeInfo, error) {
 			Msg: fmt.Sprintf("instance type %q is not in vpc-cni's built-in table, and IMDS-only mode asks EC2 nothing", instanceType)}
 	}
 	return pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}, info, nil
+}
+
+// BuiltinTypes lists the built-in table's instance types, sorted.
+func BuiltinTypes() []string {
+	tableOnce.Do(func() { table, tableErr = parseTypeTable(instanceTypesCSV) })
+	names := make([]string, 0, len(table))
+	for n := range table {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // parseTypeTable reads instance_type,max_enis,ipv4_per_eni,network_cards,

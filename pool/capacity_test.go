@@ -14,7 +14,7 @@ func TestPodCapacityFollowsThePublishedFormulas(t *testing.T) {
 	m5large := Limits{MaxENIs: 3, IPv4PerENI: 10, VCPUs: 2}
 	m54xl := Limits{MaxENIs: 8, IPv4PerENI: 30, VCPUs: 16}
 	m516xl := Limits{MaxENIs: 15, IPv4PerENI: 50, VCPUs: 64}
-	t3nano := Limits{MaxENIs: 3, IPv4PerENI: 2, VCPUs: 2}
+	t3nano := Limits{MaxENIs: 2, IPv4PerENI: 2, VCPUs: 2}
 	cases := []struct {
 		name    string
 		lim     Limits
@@ -33,13 +33,13 @@ func TestPodCapacityFollowsThePublishedFormulas(t *testing.T) {
 		{"prefixes: capped at 110 at 30 vCPUs or fewer", m5large, Config{PrefixDelegation: true}, 0, ModePrefix, 110},
 		{"prefixes, 16 vCPUs", m54xl, Config{PrefixDelegation: true}, 0, ModePrefix, 110},
 		{"prefixes: 250 above 30 vCPUs", m516xl, Config{PrefixDelegation: true}, 0, ModePrefix, 250},
-		{"prefixes under the cap: 16 per slot + 2", t3nano, Config{PrefixDelegation: true}, 0, ModePrefix, 3*1*16 + 2},
-		{"prefixes, custom networking, under the cap", t3nano, Config{PrefixDelegation: true, CustomNetworking: true}, 0, ModePrefix, 2*1*16 + 2},
+		{"prefixes under the cap: 16 per slot + 2", t3nano, Config{PrefixDelegation: true}, 0, ModePrefix, 2*1*16 + 2},
+		{"prefixes, custom networking, under the cap", t3nano, Config{PrefixDelegation: true, CustomNetworking: true}, 0, ModePrefix, 1*1*16 + 2},
 		{"exactly 30 vCPUs is the low ceiling", Limits{MaxENIs: 8, IPv4PerENI: 30, VCPUs: 30}, Config{PrefixDelegation: true}, 0, ModePrefix, 110},
 		{"31 vCPUs is the high one", Limits{MaxENIs: 8, IPv4PerENI: 30, VCPUs: 31}, Config{PrefixDelegation: true}, 0, ModePrefix, 250},
 		{"vCPUs unknown: the low ceiling", Limits{MaxENIs: 15, IPv4PerENI: 50}, Config{PrefixDelegation: true}, 0, ModePrefix, 110},
 		{"MAX_PODS_CAP replaces EKS's ceiling", m516xl, Config{PrefixDelegation: true, MaxPodsCap: 200}, 0, ModePrefix, 200},
-		{"MAX_PODS_CAP above the addresses", t3nano, Config{PrefixDelegation: true, MaxPodsCap: 500}, 0, ModePrefix, 50},
+		{"MAX_PODS_CAP above the addresses", t3nano, Config{PrefixDelegation: true, MaxPodsCap: 500}, 0, ModePrefix, 34},
 		{"MAX_PODS_CAP does not touch secondary IPs", m54xl, Config{MaxPodsCap: 50}, 0, ModeSecondaryIP, 8*29 + 2},
 		{"IPv6 only: the ceiling alone", m5large, Config{IPv6: true, IPv4Off: true, PrefixDelegation: true}, 0, ModeIPv6, 110},
 		{"IPv6 only, 64 vCPUs", m516xl, Config{IPv6: true, IPv4Off: true}, 0, ModeIPv6, 250},
