@@ -53,6 +53,7 @@ func layoutFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cni-bin-dir", Value: install.DefaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
 		&cli.StringFlag{Name: "cni-conf-dir", Value: install.DefaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
 		&cli.StringFlag{Name: "bin-dir", Value: install.DefaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},
+		&cli.StringFlag{Name: "kubelet-dropin", Value: install.DefaultKubeletDropIn, Usage: "the kubelet drop-in with maxPods (--timer systemd); its directory is the kubelet's --config-dir"},
 	}
 }
 
@@ -83,7 +84,7 @@ Examples:
 // layout is where the layout flags put the files.
 func layout(c *cli.Context) install.Layout {
 	return install.Layout{Root: c.String("root"), CNIBin: c.String("cni-bin-dir"), CNIConf: c.String("cni-conf-dir"),
-		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c)}
+		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c), KubeletDropIn: c.String("kubelet-dropin")}
 }
 
 // summarise ends a successful run with one line saying whether anything changed.
