@@ -21,9 +21,11 @@ func installCommand() *cli.Command {
 		Usage: "install this binary on the node: plugin, CLI, configuration, timer, then the conflist",
 		Description: `Copies this binary atomically to <cni-bin-dir>/vpc-cni and /usr/local/bin/vpcctl, writes
 /etc/vpc-cni/config (only the keys given with --set; an existing file is kept), the systemd
-service and timer (or a cron file, or nothing), enables them, runs a first reconcile and, only
-once the pool has a free address, writes the conflist last: the runtime reports the node ready
-only when a pod can get an address. Running it again changes nothing and says so.
+service and timer (or a cron file, or nothing), enables them, runs a first reconcile, with the
+systemd timer writes the kubelet drop-in with the node's maxPods (--kubelet-dropin) and enables
+vpc-cni-max-pods.service, which rewrites it at boot before the kubelet starts, and, only once the
+pool has a free address, writes the conflist last: the runtime reports the node ready only when a
+pod can get an address. Running it again changes nothing and says so.
 Exit codes: 0 installed, 1 a step failed (the conflist is then not written), 2 bad usage.
 
 Examples:
