@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,9 +96,6 @@ func ReadKubelet(config, dropInDir string) (s KubeletSetting, found bool, err er
 	return s, true, nil
 }
 
-// maxPodsLine is a top-level maxPods in YAML: no indentation.
-var maxPodsLine = regexp.MustCompile(`^maxPods:\s*"?(\d+)"?\s*(#.*)?$`)
-
 // parseMaxPods reads a KubeletConfiguration's top-level maxPods, from JSON
 // (nodeadm writes JSON) or YAML; a YAML parser is not linked into the
 // binary for one key.
@@ -117,12 +113,12 @@ func parseMaxPods(data []byte) (int, bool, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), " \t\r")
-		if strings.HasPrefix(line, "maxPods:") {
-			m := maxPodsLine.FindStringSubmatch(line)
-			if m == nil {
+		if v, ok := strings.CutPrefix(line, "maxPods:"); ok { // top level: no indentation
+			v, _, _ = strings.Cut(v, "#")
+			var err error
+			if n, err = strconv.Atoi(strings.Trim(strings.TrimSpace(v), `"'`)); err != nil {
 				return 0, false, fmt.Errorf("maxPods is not a number: %q", line)
 			}
-			n, _ = strconv.Atoi(m[1])
 			found = true
 		}
 	}
