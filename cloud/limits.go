@@ -22,6 +22,7 @@ type InstanceTypeInfo struct {
 	Hypervisor       string
 	BareMetal        bool
 	PrefixDelegation bool // PrefixCapable(Hypervisor)
+	VCPUs            int  // DefaultVCpus; 0 when EC2 (or the built-in table) does not say
 }
 
 // InstanceLimits reads the instance type's networking limits. They never
@@ -41,7 +42,7 @@ func (c *Client) InstanceLimits(ctx context.Context, instanceType string) (pool.
 			Msg: fmt.Sprintf("EC2 does not know instance type %q", instanceType)}
 	}
 	info := typeInfo(out.InstanceTypes[0])
-	lim := pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}
+	lim := pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI, VCPUs: info.VCPUs}
 	if err := lim.Validate(); err != nil {
 		return pool.Limits{}, info, &Error{Op: "ec2:" + action, Kind: KindOther,
 			Msg: fmt.Sprintf("instance type %q has no usable ENI limits: %v", instanceType, err)}
@@ -58,6 +59,9 @@ func typeInfo(t types.InstanceTypeInfo) InstanceTypeInfo {
 		NetworkCards: max(1, int(aws.ToInt32(n.MaximumNetworkCards))),
 		Hypervisor:   string(t.Hypervisor),
 		BareMetal:    aws.ToBool(t.BareMetal),
+	}
+	if t.VCpuInfo != nil {
+		info.VCPUs = int(aws.ToInt32(t.VCpuInfo.DefaultVCpus))
 	}
 	info.MaxENIsCard0 = info.MaxENIs
 	for _, card := range n.NetworkCards {

@@ -3,6 +3,7 @@ package cloud
 import (
 	"encoding/csv"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,17 @@ func BuiltinLimits(instanceType string) (pool.Limits, InstanceTypeInfo, error) {
 	return pool.Limits{MaxENIs: info.MaxENIsCard0, IPv4PerENI: info.IPv4PerENI}, info, nil
 }
 
+// BuiltinTypes lists the built-in table's instance types, sorted.
+func BuiltinTypes() []string {
+	tableOnce.Do(func() { table, tableErr = parseTypeTable(instanceTypesCSV) })
+	names := make([]string, 0, len(table))
+	for n := range table {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // parseTypeTable reads instance_type,max_enis,ipv4_per_eni,network_cards,
 // hypervisor,bare_metal rows.
 func parseTypeTable(text string) (map[string]InstanceTypeInfo, error) {
@@ -59,9 +71,9 @@ func parseTypeTable(text string) (map[string]InstanceTypeInfo, error) {
 		}
 		info := InstanceTypeInfo{InstanceType: row[0], MaxENIs: n[0], IPv4PerENI: n[1], NetworkCards: n[2],
 			Hypervisor: strings.TrimSuffix(row[4], "unknown"), BareMetal: row[5] == "true"}
-		// The table has the total; card 0 takes its share and any remainder,
-		// as DescribeInstanceTypes splits it over the cards.
-		info.MaxENIsCard0 = info.MaxENIs/info.NetworkCards + info.MaxENIs%info.NetworkCards
+		// max_enis is the default card's limit (it agrees with
+		// eni-max-pods.txt on every multi-card type); each card has as many.
+		info.MaxENIsCard0, info.MaxENIs = info.MaxENIs, info.MaxENIs*info.NetworkCards
 		info.PrefixDelegation = PrefixCapable(info.Hypervisor)
 		out[info.InstanceType] = info
 	}

@@ -43,6 +43,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			poolCommand(),
 			reconcileCommand(),
 			gcCommand(),
+			maxPodsCommand(),
 			eventsCommand(),
 			metricsCommand(),
 			installCommand(),

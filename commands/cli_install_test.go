@@ -11,6 +11,7 @@ import (
 
 	"vpc-cni/deploy"
 	"vpc-cni/internal/simtest"
+	"vpc-cni/maxpods"
 )
 
 // treeOf is the files a --root tree holds, by host path: mode and mtime.
@@ -205,5 +206,50 @@ func TestUninstall(t *testing.T) {
 	}
 	if tree := treeOf(t, root); len(tree) != 0 {
 		t.Errorf("--purge left %v", tree)
+	}
+}
+
+// The systemd path tells the kubelet the node's capacity before it starts:
+// the drop-in with maxPods from the first reconcile's pool, and the boot
+// unit that rewrites it, both at the paths the flags give (here under
+// --root: the test never touches the real /etc). --timer none (a
+// DaemonSet, whose kubelet already runs) writes neither.
+func TestInstallWritesTheKubeletCapacity(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	root := t.TempDir()
+	r := vpc(t, env, "install", "--root", root)
+	r.want(t, 0, "installed  /etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf",
+		"kubelet maxPods 29: start the kubelet with --config-dir /etc/kubernetes/kubelet.conf.d",
+		"installed  /etc/systemd/system/vpc-cni-max-pods.service", "skipped    systemctl enable vpc-cni-max-pods.service")
+	dropIn := filepath.Join(root, "etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf")
+	wantMode(t, dropIn, 0o644)
+	if got := mustRead(t, dropIn); got != string(maxpods.DropIn(29)) || !strings.Contains(got, "kind: KubeletConfiguration\nmaxPods: 29\n") {
+		t.Errorf("drop-in:\n%s", got)
+	}
+	if got := mustRead(t, filepath.Join(root, "etc/systemd/system/vpc-cni-max-pods.service")); got != deploy.MaxPodsService {
+		t.Errorf("the boot unit differs from deploy/:\n%s", got)
+	}
+	online := vpc(t, env, "--state-dir", filepath.Join(root, "var/lib/vpc-cni"), "max-pods", "-o", "json")
+	online.want(t, 0, `"maxPods": 29`, `"source": "node"`)
+
+	other := t.TempDir()
+	vpc(t, env, "--config", "/etc/vpc/cfg", "install", "--root", other, "--kubelet-dropin", "/etc/kubelet.d/50-pods.conf").want(t, 0)
+	unit := mustRead(t, filepath.Join(other, "etc/systemd/system/vpc-cni-max-pods.service"))
+	for _, want := range []string{"--config /etc/vpc/cfg max-pods --write-kubelet-dropin /etc/kubelet.d/50-pods.conf\n",
+		"--config /etc/vpc/cfg reconcile --wait", "ReadWritePaths=/var/lib/vpc-cni -/etc/kubelet.d\n"} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("the boot unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(other, "etc/kubelet.d/50-pods.conf")); err != nil {
+		t.Errorf("no drop-in at --kubelet-dropin: %v", err)
+	}
+
+	none := t.TempDir()
+	vpc(t, env, "install", "--root", none, "--timer", "none").want(t, 0)
+	for _, p := range []string{"etc/kubernetes", "etc/systemd/system/vpc-cni-max-pods.service"} {
+		if _, err := os.Stat(filepath.Join(none, p)); err == nil {
+			t.Errorf("--timer none wrote %s", p)
+		}
 	}
 }

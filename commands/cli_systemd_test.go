@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"vpc-cni/deploy"
+	"vpc-cni/install"
+	"vpc-cni/maxpods"
 	"vpc-cni/store"
 )
 
@@ -44,6 +46,10 @@ func unitCopy(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, timerName), []byte(deploy.Timer), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	boot := strings.ReplaceAll(deploy.MaxPodsService, cliPath, vpcctl)
+	if err := os.WriteFile(filepath.Join(dir, maxPodsServiceName), []byte(boot), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -58,17 +64,25 @@ func needSystemdAnalyze(t *testing.T) {
 func TestSystemdUnitsVerify(t *testing.T) {
 	needSystemdAnalyze(t)
 	dir := unitCopy(t)
-	out, err := exec.Command("systemd-analyze", "verify", filepath.Join(dir, serviceName), filepath.Join(dir, timerName)).CombinedOutput()
+	out, err := exec.Command("systemd-analyze", "verify", filepath.Join(dir, serviceName), filepath.Join(dir, timerName),
+		filepath.Join(dir, maxPodsServiceName)).CombinedOutput()
 	if err != nil || len(out) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
 
-// The service is hardened to systemd's "OK" band or better.
+// The services are hardened to systemd's "OK" band or better.
 func TestSystemdServiceSecurity(t *testing.T) {
 	needSystemdAnalyze(t)
 	dir := unitCopy(t)
-	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", filepath.Join(dir, serviceName)).CombinedOutput()
+	for _, unit := range []string{serviceName, maxPodsServiceName} {
+		checkExposure(t, filepath.Join(dir, unit))
+	}
+}
+
+func checkExposure(t *testing.T, unit string) {
+	t.Helper()
+	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", unit).CombinedOutput()
 	if err != nil {
 		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
 	}
@@ -103,4 +117,47 @@ func TestSystemdServiceCommandRuns(t *testing.T) {
 	}
 	args = append([]string{"--state-dir", t.TempDir()}, args[1:]...)
 	vpc(t, env, args...).want(t, 0, "reconcile: ")
+}
+
+// execLines are a unit's Exec lines of that key, the binary's path replaced
+// by the one under test and its leading '-' (failure ignored) dropped.
+func execLines(unit, key string) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(unit, "\n") {
+		if c, ok := strings.CutPrefix(line, key+"="); ok {
+			args := strings.Fields(strings.TrimPrefix(c, "-"))
+			out = append(out, args)
+		}
+	}
+	return out
+}
+
+// The boot unit's command lines are ones the binary accepts: its pass, then
+// max-pods writing the drop-in (here into a temp dir), run as written
+// against the emulator; it is ordered before the kubelet, and writes only
+// its state dir and the drop-in's directory.
+func TestSystemdMaxPodsUnitCommandsRun(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	unit := deploy.MaxPodsService
+	for _, want := range []string{"Before=kubelet.service\n", "Type=oneshot\n",
+		"ReadWritePaths=" + store.DefaultDir + " -" + filepath.Dir(install.DefaultKubeletDropIn) + "\n"} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("the boot unit lacks %q", want)
+		}
+	}
+	pre, start := execLines(unit, "ExecStartPre"), execLines(unit, "ExecStart")
+	if len(pre) != 1 || len(start) != 1 || pre[0][0] != cliPath || start[0][0] != cliPath {
+		t.Fatalf("ExecStartPre %q, ExecStart %q: want one vpcctl command each", pre, start)
+	}
+	state, dropIn := t.TempDir(), filepath.Join(t.TempDir(), "kubelet.conf.d", maxpods.DropInName)
+	vpc(t, env, append([]string{"--state-dir", state}, pre[0][1:]...)...).want(t, 0, "reconcile: ")
+	args := strings.Join(start[0][1:], " ")
+	if !strings.Contains(args, "--write-kubelet-dropin "+install.DefaultKubeletDropIn) {
+		t.Fatalf("ExecStart %q does not write %s", args, install.DefaultKubeletDropIn)
+	}
+	args = strings.ReplaceAll(args, install.DefaultKubeletDropIn, dropIn)
+	vpc(t, env, append([]string{"--state-dir", state}, strings.Fields(args)...)...).want(t, 0, "29")
+	if got := mustRead(t, dropIn); got != string(maxpods.DropIn(29)) {
+		t.Errorf("drop-in:\n%s", got)
+	}
 }

@@ -31,4 +31,6 @@ const (
 	cliPath     = install.CLIPath
 	serviceName = install.ServiceName
 	timerName   = install.TimerName
+	// The boot unit that writes the kubelet's maxPods drop-in.
+	maxPodsServiceName = install.MaxPodsServiceName
 )

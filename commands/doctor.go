@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/doctor"
 	"vpc-cni/internal/printers"
+	"vpc-cni/maxpods"
 	"vpc-cni/store"
 )
 
@@ -21,7 +22,10 @@ func doctorCommand() *cli.Command {
 Examples:
    vpcctl doctor
    vpcctl doctor -o json`,
-		Flags:  []cli.Flag{stateDirFlag(), outputFlag("table")},
+		Flags: []cli.Flag{stateDirFlag(), outputFlag("table"),
+			&cli.StringFlag{Name: "kubelet-config", Value: maxpods.KubeletConfig, Usage: "the kubelet's --config `FILE`, to compare its maxPods with what the node holds"},
+			&cli.StringFlag{Name: "kubelet-config-dir", Value: maxpods.KubeletConfigDir, Usage: "the kubelet's --config-dir of drop-ins (read after --kubelet-config, in name order)"},
+		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			s, err := start(c, readOnly)
@@ -34,6 +38,8 @@ Examples:
 			}
 			if !lost {
 				rep = doctor.Run(s.st, s.in, time.Now())
+				rep = append(rep, doctor.CheckKubeletMaxPods(s.st, s.in,
+					doctor.Kubelet{Config: c.String("kubelet-config"), DropInDir: c.String("kubelet-config-dir")})...)
 			}
 			if err := render(c, rep, func(t *printers.Table) { rep.Rows(t) }); err != nil {
 				return err

@@ -20,9 +20,11 @@ func installCommand() *cli.Command {
 		Usage: "install this binary on the node: plugin, CLI, configuration, timer, then the conflist",
 		Description: `Copies this binary atomically to <cni-bin-dir>/vpc-cni and /usr/local/bin/vpcctl, writes
 /etc/vpc-cni/config (only the keys given with --set; an existing file is kept), the systemd
-service and timer (or a cron file, or nothing), enables them, runs a first reconcile and, only
-once the pool has a free address, writes the conflist last: the runtime reports the node ready
-only when a pod can get an address. Running it again changes nothing and says so.
+service and timer (or a cron file, or nothing), enables them, runs a first reconcile, with the
+systemd timer writes the kubelet drop-in with the node's maxPods (--kubelet-dropin) and enables
+vpc-cni-max-pods.service, which rewrites it at boot before the kubelet starts, and, only once the
+pool has a free address, writes the conflist last: the runtime reports the node ready only when a
+pod can get an address. Running it again changes nothing and says so.
 Exit codes: 0 installed, 1 a step failed (the conflist is then not written), 2 bad usage.
 
 Examples:
@@ -53,6 +55,7 @@ func layoutFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cni-bin-dir", Value: install.DefaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
 		&cli.StringFlag{Name: "cni-conf-dir", Value: install.DefaultCNIConfDir, Usage: "where the runtime looks for network configurations"},
 		&cli.StringFlag{Name: "bin-dir", Value: install.DefaultBinDir, Usage: "where vpcctl goes (on the PATH; a node with a read-only /usr can use the CNI bin dir)"},
+		&cli.StringFlag{Name: "kubelet-dropin", Value: install.DefaultKubeletDropIn, Usage: "the kubelet drop-in with maxPods (--timer systemd); its directory is the kubelet's --config-dir"},
 	}
 }
 
@@ -83,7 +86,7 @@ Examples:
 // layout is where the layout flags put the files.
 func layout(c *cli.Context) install.Layout {
 	return install.Layout{Root: c.String("root"), CNIBin: c.String("cni-bin-dir"), CNIConf: c.String("cni-conf-dir"),
-		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c)}
+		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c), KubeletDropIn: c.String("kubelet-dropin")}
 }
 
 // summarise ends a successful run with one line saying whether anything changed.

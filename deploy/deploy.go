@@ -13,6 +13,12 @@ var Service string
 //go:embed vpc-cni-reconcile.timer
 var Timer string
 
+// MaxPodsService writes the kubelet's maxPods drop-in at boot, before the
+// kubelet starts (`vpcctl max-pods --write-kubelet-dropin`).
+//
+//go:embed vpc-cni-max-pods.service
+var MaxPodsService string
+
 // ConfigExample is the commented configuration file: every knob, none set.
 //
 //go:embed config.example

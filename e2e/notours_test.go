@@ -64,13 +64,14 @@ func newOthersNode(t *testing.T, env []string) *othersNode {
 // ENI, adopted once MANAGE_UNTAGGED_ENI=true and emptied, is never deleted;
 // the leak sweep deletes only the ENI vpc-cni leaked.
 func TestNotOursENIsAreLeftAlone(t *testing.T) {
-	base := []string{"WARM_ENI_TARGET=1", "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1"}
+	// r8in.96xlarge has 12 ENIs on card 0; MAX_ENI=6 fills it with few pods.
+	base := []string{"WARM_ENI_TARGET=1", "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1", "MAX_ENI=6"}
 	env := append(slices.Clone(base), "MANAGE_UNTAGGED_ENI=false")
 	n := newOthersNode(t, env)
 	n.assertSwept(t)
 	n.assertClasses(t, map[string]string{n.noManage.ID: "no_manage", n.trunk.ID: "trunk", n.efaOnly.ID: "efa-only",
 		n.untagged.ID: "untagged, MANAGE_UNTAGGED_ENI=false", n.card1.ID: "card 1"})
-	// Card 0: 6 slots, the primary and 4 not ours: one left; max pods (6-4)*63+2.
+	// Card 0: 6 slots (MAX_ENI), the primary and 4 not ours: one left; max pods (6-4)*63+2.
 	n.assertCost(t, 4, 2*63+2)
 
 	rt := n.runtime(conflist(n.conf(nil)))

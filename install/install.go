@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"vpc-cni/internal/usage"
+	"vpc-cni/maxpods"
 )
 
 // Where an installed node keeps its files, as the host sees them (Root is
@@ -21,12 +22,17 @@ const (
 	DefaultBinDir     = "/usr/local/bin"
 	CLIPath           = DefaultBinDir + "/vpcctl" // as the shipped service runs it
 	// ServiceName and TimerName are the shipped units.
-	unitDir      = "/etc/systemd/system"
-	ServiceName  = "vpc-cni-reconcile.service"
-	TimerName    = "vpc-cni-reconcile.timer"
-	cronPath     = "/etc/cron.d/vpc-cni"
-	conflistName = "10-vpc-cni.conflist"
-	logDir       = "/var/log/vpc-cni"
+	unitDir     = "/etc/systemd/system"
+	ServiceName = "vpc-cni-reconcile.service"
+	TimerName   = "vpc-cni-reconcile.timer"
+	// MaxPodsServiceName writes the kubelet's maxPods drop-in at boot.
+	MaxPodsServiceName = "vpc-cni-max-pods.service"
+	// DefaultKubeletDropIn is the drop-in the boot unit writes, in the
+	// kubelet's --config-dir (the kubelet then needs that flag).
+	DefaultKubeletDropIn = maxpods.KubeletConfigDir + "/" + maxpods.DropInName
+	cronPath             = "/etc/cron.d/vpc-cni"
+	conflistName         = "10-vpc-cni.conflist"
+	logDir               = "/var/log/vpc-cni"
 )
 
 // Layout is where install and uninstall put the files: host paths, and the
@@ -38,6 +44,9 @@ type Layout struct {
 	BinDir   string
 	Config   string
 	StateDir string
+	// KubeletDropIn: the kubelet configuration drop-in with maxPods that
+	// the systemd path writes; its directory is the kubelet's --config-dir.
+	KubeletDropIn string
 }
 
 // Report is what a run did: Changed counts the files written or removed
@@ -70,7 +79,7 @@ func newInstaller(l Layout, out io.Writer) (*installer, error) {
 	}
 	l.Root = root
 	for _, p := range []struct{ flag, path string }{{"--cni-bin-dir", l.CNIBin}, {"--cni-conf-dir", l.CNIConf},
-		{"--bin-dir", l.BinDir}, {"--config", l.Config}, {"--state-dir", l.StateDir}} {
+		{"--bin-dir", l.BinDir}, {"--config", l.Config}, {"--state-dir", l.StateDir}, {"--kubelet-dropin", l.KubeletDropIn}} {
 		if !filepath.IsAbs(p.path) {
 			return nil, usage.Errorf("%s %q: must be an absolute path (as the host sees it; --root is prepended)", p.flag, p.path)
 		}

@@ -78,6 +78,12 @@ func (in *installer) installSteps(o Options) ([]func() error, error) {
 		func() error { return in.configFile(sets, o.ConfigFrom) },
 		func() error { return in.scheduler(o.Timer) },
 		func() error { return in.firstReconcile(o) },
+		func() error {
+			if o.Timer != "systemd" {
+				return nil // the kubelet's capacity is the bootstrap's (install.md)
+			}
+			return in.kubeletCapacity(o)
+		},
 		func() error { return in.conflist(sets) },
 	}, nil
 }

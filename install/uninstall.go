@@ -34,7 +34,11 @@ func (in *installer) uninstall(purge bool) error {
 	if err := in.disableTimer(); err != nil {
 		return err
 	}
+	if err := in.disableBootUnit(); err != nil {
+		return err
+	}
 	paths := []string{filepath.Join(unitDir, TimerName), filepath.Join(unitDir, ServiceName), cronPath,
+		filepath.Join(unitDir, MaxPodsServiceName), in.KubeletDropIn,
 		in.cli(), filepath.Join(in.CNIBin, plugin.Name)}
 	if purge {
 		paths = append(paths, in.Config, in.StateDir, logDir)

@@ -48,6 +48,7 @@ func (c Config) Validate() error {
 		{"WARM_PREFIX_TARGET", c.WarmPrefixTarget},
 		{"MAX_ENI", c.MaxENI},
 		{"MAX_PODS", c.MaxPods},
+		{"MAX_PODS_CAP", c.MaxPodsCap},
 	} {
 		if k.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", k.name, k.v))
@@ -89,20 +90,9 @@ func EffectiveMaxENIs(l Limits, c Config) int {
 // IPv4 limit less the primary address, which is never a pod address.
 func SlotsPerENI(l Limits) int { return max(l.IPv4PerENI-1, 0) }
 
-// MaxPods is the configured max pods, or the instance formula
-// MaxENIs*(IPv4PerENI-1)+2 (the instance's ENI limit, not MAX_ENI, as in
-// eni-max-pods.txt); with custom networking the primary ENI holds no pods:
-// (MaxENIs-1)*(IPv4PerENI-1)+2, the reference's max-pods-calculator.sh.
-func MaxPods(l Limits, c Config) int {
-	if c.MaxPods > 0 {
-		return c.MaxPods
-	}
-	enis := max(l.MaxENIs, 0)
-	if c.CustomNetworking {
-		enis = max(enis-1, 0)
-	}
-	return enis*SlotsPerENI(l) + 2
-}
+// MaxPods is the node's pod capacity (PodCapacity) with every card 0 ENI
+// usable by pods.
+func MaxPods(l Limits, c Config) int { return PodCapacity(l, c, 0).MaxPods }
 
 // PodLimits returns the effective ENI limit, the slots per ENI (addresses in
 // secondary-IP mode, prefixes in prefix mode) and max pods.

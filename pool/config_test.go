@@ -46,7 +46,7 @@ func TestValidateAcceptsDefaultsAndZeros(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
-	for _, l := range []Limits{{0, 4}, {3, 1}, {-1, 50}} {
+	for _, l := range []Limits{{MaxENIs: 0, IPv4PerENI: 4}, {MaxENIs: 3, IPv4PerENI: 1}, {MaxENIs: -1, IPv4PerENI: 50}} {
 		if l.Validate() == nil {
 			t.Errorf("%+v accepted", l)
 		}
@@ -65,10 +65,11 @@ func TestPodLimits(t *testing.T) {
 	}{
 		{"t3.small", t3small, Config{}, 3, 3, 11},
 		{"p3dn.24xlarge", p3dn24xl, Config{}, 15, 49, 737},
-		{"p3dn.24xlarge with prefixes", p3dn24xl, Config{PrefixDelegation: true}, 15, 49, 737},
-		{"MAX_ENI below the instance limit", p3dn24xl, Config{MaxENI: 4}, 4, 49, 737},
+		{"p3dn.24xlarge with prefixes, vCPUs unknown", p3dn24xl, Config{PrefixDelegation: true}, 15, 49, 110},
+		{"MAX_ENI below the instance limit", p3dn24xl, Config{MaxENI: 4}, 4, 49, 4*49 + 2},
 		{"MAX_ENI above the instance limit", t3small, Config{MaxENI: 8}, 3, 3, 11},
-		{"max pods set", t3small, Config{MaxPods: 110}, 3, 3, 110},
+		{"max pods set above what the addresses hold", t3small, Config{MaxPods: 110}, 3, 3, 11},
+		{"max pods set below", t3small, Config{MaxPods: 8}, 3, 3, 8},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

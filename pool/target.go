@@ -36,12 +36,8 @@ type policy struct {
 func newPolicy(in Input) *policy {
 	c := in.Config
 	p := &policy{in: in, pd: c.PrefixDelegation, warmIP: c.WarmIPTarget, minIP: c.MinIPTarget, unit: 1}
-	p.maxENIs, p.perENI, p.maxPods = PodLimits(in.Limits, c)
-	if n := NotOursSlots(in.Snapshot); n > 0 && c.MaxPods == 0 {
-		l := in.Limits // the formula counts only the ENIs pods can use
-		l.MaxENIs = max(l.MaxENIs-n, 0)
-		p.maxPods = MaxPods(l, c)
-	}
+	p.maxENIs, p.perENI = EffectiveMaxENIs(in.Limits, c), SlotsPerENI(in.Limits)
+	p.maxPods = PodCapacity(in.Limits, c, NotOursSlots(in.Snapshot)).MaxPods
 	p.ahead = RecentArrivals(in.Snapshot, in.Now, c.AdaptiveWindow)
 	if p.pd {
 		p.unit = PrefixSize

@@ -19,6 +19,10 @@ const (
 type Limits struct {
 	MaxENIs    int // network interfaces the instance type allows
 	IPv4PerENI int // IPv4 addresses per ENI, the ENI's primary address included
+	// VCPUs (DescribeInstanceTypes' DefaultVCpus) picks EKS's pod ceiling
+	// under prefix delegation and IPv6; 0 is unknown (the built-in table
+	// has no vCPUs, nor a store from before it was learnt).
+	VCPUs int `json:"VCPUs,omitempty"`
 }
 
 // Config is the effective configuration the policy acts on. Zero values mean
@@ -29,10 +33,13 @@ type Config struct {
 	MinIPTarget      int
 	WarmPrefixTarget int
 	PrefixDelegation bool
-	MaxENI           int           // 0: the instance limit only
-	MaxPods          int           // 0: MaxENIs*(IPv4PerENI-1)+2
-	Cooldown         time.Duration // IP_COOLDOWN_PERIOD
-	ReleaseDelay     time.Duration // excess must last this long before it is released
+	MaxENI           int // 0: the instance limit only
+	MaxPods          int // 0: computed (PodCapacity)
+	// MaxPodsCap (MAX_PODS_CAP): the ceiling on max pods where addresses do
+	// not bound it (prefix delegation, IPv6); 0: EKS's 110 or 250 by vCPUs.
+	MaxPodsCap   int
+	Cooldown     time.Duration // IP_COOLDOWN_PERIOD
+	ReleaseDelay time.Duration // excess must last this long before it is released
 	// AdaptiveWindow (ADAPTIVE_GROWTH_WINDOW): when > 0, growth expects as
 	// many pods in the next window as arrived in the last one; 0 is off.
 	AdaptiveWindow time.Duration

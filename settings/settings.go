@@ -35,6 +35,7 @@ const (
 	PrefixDelegation = "ENABLE_PREFIX_DELEGATION"
 	MaxENI           = "MAX_ENI"
 	MaxPods          = "MAX_PODS"
+	MaxPodsCap       = "MAX_PODS_CAP"
 	Cooldown         = "IP_COOLDOWN_PERIOD"
 	ReleaseDelay     = "RELEASE_DELAY"
 	ClusterName      = "CLUSTER_NAME"
@@ -44,7 +45,7 @@ const (
 // FileKeys are the keys the configuration file may set: every knob and the
 // node's EC2 rate budget.
 var FileKeys = []string{
-	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods,
+	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods, MaxPodsCap,
 	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
 	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
@@ -223,6 +224,7 @@ func (r *resolver) poolKnobs(e *Effective) error {
 	set(&e.Pool.WarmPrefixTarget, WarmPrefixTarget, 0, 0, 10000)
 	set(&e.Pool.MaxENI, MaxENI, 0, 0, 100)
 	set(&e.Pool.MaxPods, MaxPods, 0, 0, 100000)
+	set(&e.Pool.MaxPodsCap, MaxPodsCap, 0, 0, 100000)
 	set(&e.MTU, ENIMTU, DefaultMTU, MinMTU, MaxMTU)
 	if err == nil {
 		e.Pool.PrefixDelegation, err = r.boolean(PrefixDelegation, false)

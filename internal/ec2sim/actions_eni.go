@@ -242,7 +242,7 @@ func (s *Sim) checkAttach(e *eniRec, device, card int) *apiError {
 			onCard++
 		}
 	}
-	if attached >= s.typ.MaxENIs || onCard >= perCardLimit(s.typ, card) {
+	if attached >= s.typ.total() || onCard >= s.typ.MaxENIs {
 		return newAPIError("AttachmentLimitExceeded", "Interface count %d exceeds the limit for %s",
 			attached+1, s.cfg.InstanceType)
 	}

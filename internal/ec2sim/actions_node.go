@@ -149,7 +149,7 @@ func typeFilterValues(t typeInfo) (map[string][]string, map[string]bool) {
 		"instance-type": one(t.Name),
 		"hypervisor":    one(t.Hypervisor),
 		"bare-metal":    one(strconv.FormatBool(t.BareMetal)),
-		"network-info.maximum-network-interfaces":   one(strconv.Itoa(t.MaxENIs)),
+		"network-info.maximum-network-interfaces":   one(strconv.Itoa(t.total())),
 		"network-info.ipv4-addresses-per-interface": one(strconv.Itoa(t.IPv4PerENI)),
 	}
 	known := map[string]bool{}
@@ -160,25 +160,15 @@ func typeFilterValues(t typeInfo) (map[string][]string, map[string]bool) {
 }
 
 func instanceTypeInfoXML(t typeInfo) instanceTypeXML {
-	ni := networkInfoXML{MaximumNetworkInterfaces: t.MaxENIs, MaximumNetworkCards: t.NetworkCards,
+	ni := networkInfoXML{MaximumNetworkInterfaces: t.total(), MaximumNetworkCards: t.NetworkCards,
 		Ipv4AddressesPerInterface: t.IPv4PerENI, Ipv6AddressesPerInterface: t.IPv4PerENI, Ipv6Supported: true,
 		EnaSupport: "required"}
 	for c := 0; c < t.NetworkCards; c++ {
 		ni.NetworkCards = append(ni.NetworkCards, networkCardXML{NetworkCardIndex: c,
-			MaximumNetworkInterfaces: perCardLimit(t, c)})
+			MaximumNetworkInterfaces: t.MaxENIs})
 	}
 	return instanceTypeXML{InstanceType: t.Name, CurrentGeneration: true, BareMetal: t.BareMetal,
 		Hypervisor: t.Hypervisor, NetworkInfo: ni}
-}
-
-// perCardLimit splits the type's ENI limit over its network cards (the table
-// has only the total); card 0 takes any remainder.
-func perCardLimit(t typeInfo, card int) int {
-	n := t.MaxENIs / t.NetworkCards
-	if card == 0 {
-		n += t.MaxENIs % t.NetworkCards
-	}
-	return n
 }
 
 func (s *Sim) describeSubnets(f form) (response, *apiError) {

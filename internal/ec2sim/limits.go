@@ -15,7 +15,10 @@ var instanceTypesCSV = instancetypes.CSV
 // typeInfo is one row of the instance-types table: what DescribeInstanceTypes
 // reports and what the emulator enforces.
 type typeInfo struct {
-	Name         string
+	Name string
+	// MaxENIs is the table's max_enis: the default card's limit (card 0),
+	// as eni-max-pods.txt and nodeadm's instance data give it for every
+	// multi-card type; each card has as many (total()).
 	MaxENIs      int
 	IPv4PerENI   int
 	NetworkCards int
@@ -75,6 +78,9 @@ func parseTypeRow(row []string) (typeInfo, error) {
 		Hypervisor: hv, BareMetal: row[5] == "true"}, nil
 }
 
+// total is the instance's ENI limit over all its cards.
+func (t typeInfo) total() int { return t.MaxENIs * t.NetworkCards }
+
 // sortedTypeNames lists every known type, for unfiltered DescribeInstanceTypes.
 func sortedTypeNames(table map[string]typeInfo) []string {
 	names := make([]string, 0, len(table))
@@ -85,7 +91,7 @@ func sortedTypeNames(table map[string]typeInfo) []string {
 	return names
 }
 
-// TypeLimits returns an instance type's ENIs, IPv4 addresses per ENI and
+// TypeLimits returns an instance type's ENIs on card 0, IPv4 addresses per ENI and
 // hypervisor from the emulator's table (for models that do not run the
 // emulator); ok is false for a type the table lacks.
 func TypeLimits(instanceType string) (maxENIs, ipv4PerENI int, hypervisor string, ok bool) {
