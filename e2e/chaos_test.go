@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -96,8 +97,13 @@ func TestChaos(t *testing.T) {
 		return nil
 	}
 	w := newWorld(t, opts)
-	c := &chaos{w: w, conf: mustJSON(t, w.conf(nil)), procs: map[*os.Process]string{},
-		slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others}
+	cacheDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cacheDir, "results"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := w.conf(map[string]any{"cniCacheDir": cacheDir})
+	c := &chaos{w: w, conf: mustJSON(t, conf), network: conf["name"].(string), cacheDir: cacheDir,
+		procs: map[*os.Process]string{}, slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others}
 	for i := range c.slots {
 		c.slots[i] = &slot{p: w.newPod(fmt.Sprintf("chaos-%d", i))}
 	}
@@ -123,10 +129,12 @@ type slot struct {
 // chaos drives one world; every process it starts is tracked so the killer
 // signals only those, by their own handle.
 type chaos struct {
-	w     *world
-	conf  []byte
-	slots []*slot
-	stop  chan struct{}
+	w        *world
+	conf     []byte
+	network  string // the conflist's name, as the CNI cache names entries
+	cacheDir string // the runtime's CNI cache (cacheResult)
+	slots    []*slot
+	stop     chan struct{}
 
 	others map[string]ec2sim.ENI // not vpc-cni's, as attached before the run
 
@@ -138,6 +146,7 @@ type chaos struct {
 	adds, addFails, dels, delFails            atomic.Int64
 	kills                                     sync.Map // kind → *atomic.Int64
 	faults, reconciles, reconcileFails, warms atomic.Int64
+	stateFaults                               atomic.Int64
 }
 
 func (c *chaos) violate(format string, args ...any) {
@@ -156,6 +165,7 @@ func (c *chaos) run(d time.Duration) {
 	wg.Go(c.reconciler)
 	wg.Go(c.operator)
 	wg.Go(c.faulter)
+	wg.Go(c.stateFaulter)
 	wg.Go(c.killer)
 	time.Sleep(d)
 	close(c.stop)
@@ -200,6 +210,7 @@ func (c *chaos) add(s *slot) {
 	r := c.exec("plugin", bin("vpc-cni"), s.p.env("ADD"), c.conf)
 	if r.err == nil {
 		s.live = true
+		c.cacheResult(s.p, r.stdout)
 		return
 	}
 	c.addFails.Add(1)
@@ -213,6 +224,7 @@ func (c *chaos) del(s *slot) bool {
 	r := c.exec("plugin", bin("vpc-cni"), s.p.env("DEL"), c.conf)
 	if r.err == nil {
 		s.owed = false
+		c.forgetResult(s.p)
 		return true
 	}
 	c.delFails.Add(1)
@@ -404,6 +416,7 @@ func (c *chaos) exec(kind, path string, env []string, stdin []byte, args ...stri
 // to do.
 func (c *chaos) quiesce() {
 	c.w.sim.SetFaults(ec2sim.Faults{})
+	c.operatorRebuild()
 	for _, s := range c.slots {
 		if !s.owed {
 			continue
@@ -418,6 +431,7 @@ func (c *chaos) quiesce() {
 			c.violate("DEL %s still fails after the faults stopped", s.p.id)
 		}
 	}
+	c.runtimeGC()
 	for range 8 {
 		r := c.vpcctl("settle", "reconcile", "--wait", "--timeout", "1m", "-o", "json")
 		var rep struct {
@@ -447,6 +461,7 @@ func (c *chaos) summary(d time.Duration) string {
 	fmt.Fprintf(&b, "SIGKILLs %d (plugin %d, reconcile %d, pool warm %d), fault phases %d, ",
 		c.killCount("plugin")+c.killCount("reconcile")+c.killCount("warm"),
 		c.killCount("plugin"), c.killCount("reconcile"), c.killCount("warm"), c.faults.Load())
+	fmt.Fprintf(&b, "state.db removed or emptied %d times, ", c.stateFaults.Load())
 	fmt.Fprintf(&b, "reconciles %d (%d failed or killed), pool warms %d, live pods at the end %d, violations %d",
 		c.reconciles.Load(), c.reconcileFails.Load(), c.warms.Load(), live, len(c.violations))
 	if f := c.failures(); f != "" {

@@ -99,9 +99,11 @@ func (c *call) assignment() (a store.Assignment, found bool, err error) {
 // transaction, whether a killed ADD left a waiting entry for it.
 func (c *call) assignmentOrWaiter() (a store.Assignment, found, waiting bool, err error) {
 	err = c.store.View(func(tx *store.Tx) (err error) {
-		if a, found, err = tx.Assignment(c.key()); err == nil && !found {
-			waiting = tx.Waiter(c.key())
+		if a, found, err = tx.Assignment(c.key()); err != nil || found {
+			return err
 		}
+		waiting = tx.Waiter(c.key())
+		a, found, err = c.rebuiltAssignment(tx)
 		return err
 	})
 	if isUninitialized(err) {
@@ -111,6 +113,21 @@ func (c *call) assignmentOrWaiter() (a store.Assignment, found, waiting bool, er
 		return a, false, false, storeErr("reading the assignment", err)
 	}
 	return a, found, waiting, nil
+}
+
+// rebuiltAssignment is this sandbox's address as a rebuild kept it when no
+// CNI cache entry named the pod (rebuild.Restore, rebuild.HoldInUse: key
+// "unknown-<host veth>"): the same host veth and the same namespace are the
+// same sandbox, so its DEL releases it instead of leaving it held.
+func (c *call) rebuiltAssignment(tx *store.Tx) (store.Assignment, bool, error) {
+	if c.args.Netns == "" {
+		return store.Assignment{}, false, nil
+	}
+	a, ok, err := tx.Assignment(store.AssignmentKey("unknown-"+c.hostVeth(), c.args.IfName))
+	if err != nil || !ok || a.Netns != c.args.Netns {
+		return store.Assignment{}, false, err
+	}
+	return a, true, nil
 }
 
 func (c *call) release(key string) error {
