@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"net/netip"
+	"os"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -124,10 +125,21 @@ func (c *call) rebuiltAssignment(tx *store.Tx) (store.Assignment, bool, error) {
 		return store.Assignment{}, false, nil
 	}
 	a, ok, err := tx.Assignment(store.AssignmentKey("unknown-"+c.hostVeth(), c.args.IfName))
-	if err != nil || !ok || a.Netns != c.args.Netns {
+	if err != nil || !ok || !sameNetns(a.Netns, c.args.Netns) {
 		return store.Assignment{}, false, err
 	}
 	return a, true, nil
+}
+
+// sameNetns reports whether two paths name one live network namespace
+// (/run/netns/x and /var/run/netns/x, or a /proc path, are the same one).
+func sameNetns(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 func (c *call) release(key string) error {

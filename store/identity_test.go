@@ -89,3 +89,15 @@ func TestAFileRemovedDuringATransactionFailsIt(t *testing.T) {
 	}
 	wantNoFile(t, s)
 }
+
+// A file emptied under a writer that still had it open can keep one page of
+// the writer's: it is damaged (state rebuild repairs it), not foreign.
+func TestAFileSmallerThanTwoPagesIsDamaged(t *testing.T) {
+	s := newStore(t)
+	if err := os.Truncate(s.Path(), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(*Tx) error { return nil }); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("View of a 4096-byte file: %v, want ErrDamaged", err)
+	}
+}

@@ -293,10 +293,21 @@ func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size in
 	return s.stillThere(file)
 }
 
+// tooSmall reports a file with content but less than two pages: no bbolt
+// database is that small.
+func tooSmall(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Size() > 0 && info.Size() < 2*int64(os.Getpagesize())
+}
+
 func (s *Store) openError(err error) error {
 	switch {
 	case errors.Is(err, ErrUnsafe):
 		return err
+	case tooSmall(s.path):
+		// Emptied under a writer that still had it open: the writer's
+		// pages landed in the empty file. Not a database of anyone's.
+		return damaged(s.path, "smaller than bbolt's two meta pages (%v)", err)
 	case (errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) ||
 		errors.Is(err, berrors.ErrInvalidMapping)) && holdsMagic(s.path):
 		return damaged(s.path, "bbolt cannot read either meta page (%v), but its data pages hold vpc-cni's state", err)
