@@ -11,7 +11,7 @@ import (
 	"vpc-cni/store"
 )
 
-var chaosStateFaults = flag.Bool("chaos.state-faults", true, "TestChaos also removes or empties state.db at random moments")
+var chaosStateFaults = flag.Bool("chaos.state-faults", false, "TestChaos also removes or empties state.db at random moments (make chaos CHAOS_STATE_FAULTS=true)")
 
 // stateFaulter removes or empties state.db every few seconds while ADDs,
 // DELs and passes run: a wiped state dir, a replaced disk. Lost state is

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"time"
 
 	"vpc-cni/netns"
 )
@@ -23,6 +24,7 @@ type CacheEntry struct {
 			Address string `json:"address"`
 		} `json:"ips"`
 	} `json:"result"`
+	written time.Time // the file's mtime: a newer sandbox's entry wins over a stale one
 }
 
 func (c CacheEntry) arg(name string) string {
@@ -51,6 +53,9 @@ func ReadCNICache(dir string) []CacheEntry {
 		raw, err := os.ReadFile(f)
 		var c CacheEntry
 		if err == nil && json.Unmarshal(raw, &c) == nil && c.ContainerID != "" && c.IfName != "" {
+			if info, err := os.Stat(f); err == nil {
+				c.written = info.ModTime()
+			}
 			out = append(out, c)
 		}
 	}
@@ -58,19 +63,25 @@ func ReadCNICache(dir string) []CacheEntry {
 }
 
 // MatchCache finds the entry of w: its address in the result, and its
-// namespace and interface when the entry records them.
+// namespace and interface when the entry records them. When several match
+// (a sandbox of the same pod whose DEL never came left its entry), the
+// newest is the running one.
 func MatchCache(cache []CacheEntry, w netns.PodWiring) (CacheEntry, bool) {
 	ip := w.IP
 	if !ip.IsValid() {
 		ip = w.IP6 // an IPv6-only pod
 	}
+	var best CacheEntry
+	found := false
 	for _, c := range cache {
 		if !c.hasIP(ip) {
 			continue
 		}
 		if (c.Netns == "" || w.Netns == "" || c.Netns == w.Netns) && (w.IfName == "" || c.IfName == w.IfName) {
-			return c, true
+			if !found || c.written.After(best.written) {
+				best, found = c, true
+			}
 		}
 	}
-	return CacheEntry{}, false
+	return best, found
 }
