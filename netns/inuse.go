@@ -13,8 +13,9 @@ var ErrAddressInUse = errors.New("address in use by a running pod")
 
 // InUseError names the running pod's host veth that holds the address.
 type InUseError struct {
-	IP   netip.Addr
-	Veth string
+	IP    netip.Addr
+	Veth  string
+	Netns string // a path to the running pod's namespace; "" if none was found
 }
 
 func (e *InUseError) Error() string {
@@ -43,7 +44,8 @@ func inUse(h *netlink.Handle, ip netip.Addr, ownVeth string) error {
 			continue // the link went meanwhile: nobody holds it through it
 		}
 		if _, veth := l.(*netlink.Veth); veth && l.Attrs().Name != ownVeth && l.Attrs().NetNsID >= 0 {
-			return &InUseError{IP: ip, Veth: l.Attrs().Name}
+			// The rare path: name the pod's namespace, so its DEL finds it.
+			return &InUseError{IP: ip, Veth: l.Attrs().Name, Netns: netnsByID(h)[l.Attrs().NetNsID]}
 		}
 	}
 	return nil

@@ -211,11 +211,11 @@ func (out *Report) Rows(t *printers.Table) {
 // under the name a rebuild gives a pod it cannot name, so nothing hands it
 // out again while the pod runs (gc releases it when its namespace goes).
 // An event says so.
-func HoldInUse(tx *store.Tx, key string, ip netip.Addr, veth string, now time.Time) error {
+func HoldInUse(tx *store.Tx, key string, ip netip.Addr, veth, netnsPath string, now time.Time) error {
 	if _, _, err := tx.Give(key, now); err != nil {
 		return err
 	}
-	a := store.Assignment{ContainerID: "unknown-" + veth, IfName: "eth0", Network: rebuiltNetwork, HostVeth: veth}
+	a := store.Assignment{ContainerID: "unknown-" + veth, IfName: "eth0", Network: rebuiltNetwork, HostVeth: veth, Netns: netnsPath}
 	if ip.Is4() {
 		a.IP = ip
 	} else {
