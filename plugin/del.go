@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -40,6 +41,16 @@ func (v verbs) del(args *skel.CmdArgs) error {
 	a, found, waiting, err := c.assignmentOrWaiter()
 	if err != nil {
 		return err
+	}
+	if !found && c.noStateFile() {
+		// No state file: a rebuild may be reading the kernel right now, and
+		// would restore this pod's wiring after we remove it. Under the
+		// reconcile lock no rebuild runs; look again (it may have finished).
+		unlock := c.lockForDel()
+		defer unlock()
+		if a, found, waiting, err = c.assignmentOrWaiter(); err != nil {
+			return err
+		}
 	}
 	if err := c.unwire(a, found); err != nil {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
@@ -114,6 +125,25 @@ func (c *call) assignmentOrWaiter() (a store.Assignment, found, waiting bool, er
 		return a, false, false, storeErr("reading the assignment", err)
 	}
 	return a, found, waiting, nil
+}
+
+// noStateFile reports whether the state file is missing (lost, or a new
+// node's): one stat, on the DEL path only when no assignment was found.
+func (c *call) noStateFile() bool {
+	err := c.store.View(func(*store.Tx) error { return nil })
+	return isUninitialized(err)
+}
+
+// lockForDel takes the reconcile lock within the DEL's deadline; without it
+// (a pass holding it too long) the DEL goes on, as before.
+func (c *call) lockForDel() func() {
+	deadline, _ := c.ctx.Deadline()
+	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline)/2)
+	if err != nil || !held {
+		c.log.Warn("DEL on a missing state file without the reconcile lock", "err", err)
+		return func() {}
+	}
+	return unlock
 }
 
 // rebuiltAssignment is this sandbox's address as a rebuild kept it when no
