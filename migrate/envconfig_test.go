@@ -207,14 +207,14 @@ items:
           - name: C
             value: a long value
               folded by the printer
-          - {name: D}
+          - {name: D, value: "4"}
 `
-	vars, err := parseDaemonSet([]byte(doc))
+	vars, err := parseDaemonSet([]byte(strings.Replace(doc, "- {name: D", "- &anchor {name: D", 1)))
 	if err == nil {
-		t.Fatalf("a flow mapping as an env entry has no name this reader knows, want an error: %v", vars)
+		t.Fatalf("an anchored env entry has no name this reader knows, want an error: %v", vars)
 	}
-	vars, err = parseDaemonSet([]byte(strings.Replace(doc, "          - {name: D}\n", "", 1)))
-	want := []EnvVar{{Name: "A", Value: "it's"}, {Name: "B", Value: "x\ty"}, {Name: "C", Value: "a long value folded by the printer"}}
+	vars, err = parseDaemonSet([]byte(doc))
+	want := []EnvVar{{Name: "A", Value: "it's"}, {Name: "B", Value: "x\ty"}, {Name: "C", Value: "a long value folded by the printer"}, {Name: "D", Value: "4"}}
 	if err != nil || !slices.Equal(vars, want) {
 		t.Fatalf("%+v %v", vars, err)
 	}
