@@ -207,3 +207,14 @@ func TestUninstall(t *testing.T) {
 		t.Errorf("--purge left %v", tree)
 	}
 }
+
+// A second install on a node with a second ENI says "nothing changed": its
+// pass makes no EC2 mutation and records no change, whatever it reports
+// about what stayed (it said "installed: 1 change(s)").
+func TestSecondInstallWithTwoENIsChangesNothing(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	root := t.TempDir()
+	args := []string{"install", "--root", root, "--timer", "none", "--set", "WARM_IP_TARGET=12"}
+	vpc(t, env, args...).want(t, 0)
+	vpc(t, env, args...).want(t, 0, "nothing changed: already installed")
+}
