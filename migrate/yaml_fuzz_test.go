@@ -101,17 +101,26 @@ func sameNode(path string, ours, theirs any) string {
 }
 
 func sameMap(path string, o yamlMap, theirs any) string {
+	keys := make([]string, len(o))
+	seen := map[string]bool{}
+	for i, kv := range o {
+		keys[i] = kv.Key.Text
+		if kv.Key.Plain {
+			if v, ok := resolved(kv.Key.Text); ok && v != nil {
+				keys[i] = fmt.Sprint(v)
+			}
+		}
+		if seen[keys[i]] {
+			return "" // "0" and "00": one key to YAML, which keeps the last; strict decoding refuses it
+		}
+		seen[keys[i]] = true
+	}
 	t, ok := theirs.(map[string]any)
 	if !ok || len(t) != len(o) {
 		return fmt.Sprintf("%s: a mapping of %d here, %#v there", path, len(o), theirs)
 	}
-	for _, kv := range o {
-		key := kv.Key.Text
-		if kv.Key.Plain {
-			if v, ok := resolved(key); ok && v != nil {
-				key = fmt.Sprint(v)
-			}
-		}
+	for i, kv := range o {
+		key := keys[i]
 		tv, ok := t[key]
 		if !ok {
 			return fmt.Sprintf("%s: key %q here, not there (%v)", path, key, t)

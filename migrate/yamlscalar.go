@@ -124,22 +124,27 @@ func (p *yamlParser) blockScalar(parent int, header string) (any, error) {
 		p.i = start
 		return p.unread(parent), nil
 	}
-	body, trailing := strings.TrimRight(strings.Join(lines, "\n"), "\n"), 0
+	trailing := 0
 	for i := len(lines) - 1; i >= 0 && lines[i] == ""; i-- {
 		trailing++
 	}
+	body := strings.Join(lines[:len(lines)-trailing], "\n")
 	if header[0] == '>' {
 		body = foldLines(lines[:len(lines)-trailing])
 	}
+	breaks := 0 // line breaks after the content: its last line's, and the blank lines'
+	for _, l := range p.lines[p.i-trailing-1 : p.i] {
+		if !l.open {
+			breaks++
+		}
+	}
 	switch {
-	case body == "":
-		return yamlScalar{}, nil
-	case chomp == '-':
+	case chomp == '-' || body == "" && chomp != '+':
 		return yamlScalar{Text: body}, nil
 	case chomp == '+':
-		return yamlScalar{Text: body + strings.Repeat("\n", trailing+1)}, nil
+		return yamlScalar{Text: body + strings.Repeat("\n", breaks)}, nil
 	}
-	return yamlScalar{Text: body + "\n"}, nil
+	return yamlScalar{Text: body + strings.Repeat("\n", min(breaks, 1))}, nil
 }
 
 // blockLines takes a block scalar's lines without their indentation; false

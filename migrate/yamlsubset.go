@@ -41,6 +41,7 @@ type yline struct {
 	indent int    // columns before text
 	text   string // from indent on, trailing blanks trimmed
 	raw    string // the whole line, for block scalars
+	open   bool   // the input's last line, with no line break after it
 }
 
 type yamlParser struct {
@@ -81,7 +82,8 @@ func parseYAMLNodes(data []byte) ([]any, error) {
 		cur = nil
 		return err
 	}
-	for n, l := range strings.Split(text, "\n") {
+	all := strings.Split(text, "\n")
+	for n, l := range all {
 		if marker(l, "---") || marker(l, "...") {
 			if rest := strings.TrimLeft(l[3:], " \t"); rest != "" && rest[0] != '#' {
 				return docs, fmt.Errorf("line %d: content on a %q line, which this reader does not read", n+1, l[:3])
@@ -95,6 +97,7 @@ func parseYAMLNodes(data []byte) ([]any, error) {
 		if err != nil {
 			return docs, err
 		}
+		yl.open = n == len(all)-1
 		cur = append(cur, yl)
 	}
 	return docs, flush()
