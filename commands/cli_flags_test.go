@@ -85,11 +85,24 @@ func TestUsageSuggestions(t *testing.T) {
 		{[]string{"pool", "statu"}, `did you mean "status"?`},
 		{[]string{"pool", "warm", "--ip-targte", "3"}, "did you mean --ip-target?"},
 		{[]string{"--stat-dir", dir, "events"}, "did you mean --state-dir?"},
+		{[]string{"--version"}, "did you mean the command 'vpcctl version'?"},
 		{[]string{"reconcile", "--timeout", "5"}, "--timeout 5: a duration needs a unit: use 5s"},
 		{[]string{"pool", "warm", "--ip-target", "3", "--timeout", "90"}, "use 90s"},
 		{[]string{"reconcile", "--timeout", "5x"}, "not a duration"},
 	}
 	for _, c := range cases {
 		vpc(t, nil, append([]string{"--state-dir", dir}, c.args...)...).want(t, 2, c.says)
+	}
+}
+
+// A flag unlike every flag gets no suggestion (--version suggested
+// --state-dir).
+func TestAFarFlagGetsNoSuggestion(t *testing.T) {
+	for _, args := range [][]string{{"--frobnicate"}, {"pool", "status", "--verbose"}} {
+		r := vpc(t, nil, args...)
+		r.want(t, 2, "flag provided but not defined")
+		if strings.Contains(r.stderr, "did you mean") {
+			t.Errorf("%v: %s", args, r.stderr)
+		}
 	}
 }
