@@ -73,6 +73,18 @@ func TestPoolWarmSavedButNotReconciled(t *testing.T) {
 	vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0, "WARM_IP_TARGET")
 }
 
+// pool warm whose pass a configuration error stops exits 2, as its help and
+// docs/operating.md say, naming the key.
+func TestPoolWarmStoppedByAConfigurationErrorExits2(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	vpc(t, with(env, "VPC_CNI_EC2_DESCRIBE_RATE=fast"), "--state-dir", dir, "pool", "warm", "--ip-target", "4").
+		want(t, 2, "VPC_CNI_EC2_DESCRIBE_RATE")
+	help := vpc(t, nil, "pool", "warm", "--help")
+	help.want(t, 0, "2 bad usage or configuration, also when a configuration error stopped the reconcile")
+}
+
 // Mistyped commands and flags get a suggestion; a bare number given as a
 // duration gets the fix. All exit 2.
 func TestUsageSuggestions(t *testing.T) {

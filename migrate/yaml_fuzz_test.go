@@ -141,6 +141,11 @@ func differ(data []byte) string {
 	if terr != nil || err != nil {
 		return ""
 	}
+	for _, d := range ours {
+		if _, ok := d.(unreadYAML); ok {
+			return "" // "&a" alone is a null document to YAML: the documents no longer pair up
+		}
+	}
 	if len(ours) != len(theirs) {
 		return fmt.Sprintf("%d documents here, %d there", len(ours), len(theirs))
 	}
