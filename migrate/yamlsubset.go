@@ -76,7 +76,7 @@ func parseYAMLNodes(data []byte) ([]any, error) {
 		if err == nil && p.next() {
 			err = p.errorf("indented less than the document's first line")
 		}
-		if v != nil {
+		if s, ok := v.(yamlScalar); v != nil && !(ok && s.Plain && isNull(s.Text)) { // a null document is no document
 			docs = append(docs, v)
 		}
 		cur = nil
