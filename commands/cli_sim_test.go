@@ -22,7 +22,7 @@ func TestSimServeWithoutLinkNetnsSaysItsENIsHaveNoLink(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	sc := bufio.NewScanner(stderr)
 	var said []string
-	for sc.Scan() && len(said) < 2 { // the serving line, then the note
+	for len(said) < 2 && sc.Scan() { // the serving line, then the note
 		said = append(said, sc.Text())
 	}
 	if len(said) < 2 || !strings.Contains(said[1], "no --link-netns") || !strings.Contains(said[1], "no link with this MAC yet") {

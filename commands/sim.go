@@ -41,7 +41,7 @@ func simServeCommand() *cli.Command {
 
 The ENIs it attaches have a link on this machine only with --link-netns: without it, a pass
 sets up no ENI but the primary ("FAILED host setup ... no link with this MAC yet") and doctor
-reports them not ready. With it (root), run vpcctl in that namespace.
+reports them not ready. With it (root), run each vpcctl command in that namespace.
 
 Examples:
    vpcctl sim serve --listen 127.0.0.1:8940 --instance-type t3.small --env-file /tmp/sim.env &
@@ -100,7 +100,7 @@ func simServe(c *cli.Context) error {
 // failed host setup is not taken for a fault of the node.
 const noLinksNote = "vpcctl sim: no --link-netns: the ENIs this emulator attaches have no link on this machine, so every pass " +
 	"reports \"FAILED host setup ... no link with this MAC yet\" for all but the primary ENI and doctor exits 1; " +
-	"for a whole node, start it with --link-netns /run/netns/NAME and run vpcctl with ip netns exec NAME"
+	"for a whole node, start it with --link-netns /run/netns/NAME and run each vpcctl command under ip netns exec NAME"
 
 func simCallsCommand() *cli.Command {
 	return &cli.Command{
