@@ -128,3 +128,17 @@ func TestUnknownCommandCatchesWhatIsNotThere(t *testing.T) {
 		t.Errorf("matches %q", m)
 	}
 }
+
+// Counted nouns go through printers.Plural ("1 change", "2 changes"); no
+// message says "change(s)" or "pass(es)".
+func TestNoMessageHedgesItsPlural(t *testing.T) {
+	hedge := regexp.MustCompile(`[a-z]\((s|es)\)`)
+	for path, text := range texts(t) {
+		if !strings.HasSuffix(path, ".go") {
+			continue
+		}
+		for _, m := range hedge.FindAllString(text, -1) {
+			t.Errorf("%s: %q", path, m)
+		}
+	}
+}

@@ -160,8 +160,8 @@ func recoverLost(ctx context.Context, c *cli.Context, st *store.Store, runner *r
 		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
 	}
 	if out != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt from EC2 and the kernel, %d pods restored\n",
-			lost.Pods, out.Restored())
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %s wiring found with no state: rebuilt from EC2 and the kernel, %s restored\n",
+			printers.Plural(lost.Pods, "running pod's", "running pods'"), printers.Plural(out.Restored(), "pod", "pods"))
 		for _, f := range out.Failed {
 			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
 		}

@@ -209,9 +209,10 @@ func checkGrowth(s status.PoolStatus) Finding {
 		return Finding{"growth", false, "blocked " + s.GrowBlocked}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0 && len(s.Pending) == 0 && s.Figures.Cooling > 0:
 		// At its limits, not stuck: freed addresses come back as they cool.
-		return Finding{"growth", true, fmt.Sprintf("no free address now: the node holds all it may (%d of %d ENIs, %d max pods) "+
-			"and %d freed addresses are cooling (usable again within IP_COOLDOWN_PERIOD)",
-			s.Figures.ENIs, s.Figures.MaxENIs, s.Figures.MaxPods, s.Figures.Cooling)}
+		return Finding{"growth", true, fmt.Sprintf("no free address now: the node holds all it may (%d of %s, %d max pods) "+
+			"and %s cooling (usable again within IP_COOLDOWN_PERIOD)",
+			s.Figures.ENIs, printers.Plural(s.Figures.MaxENIs, "ENI", "ENIs"), s.Figures.MaxPods,
+			printers.Plural(s.Figures.Cooling, "freed address is", "freed addresses are"))}
 	case s.Figures.Free == 0 && s.Figures.Shortfall > 0:
 		return Finding{"growth", false, fmt.Sprintf("no free address and a shortfall of %d; pods wait for an inline grow", s.Figures.Shortfall)}
 	}
@@ -232,11 +233,11 @@ func checkGarbage(st *store.Store, in settings.Inputs) Finding {
 	case err != nil:
 		return Finding{"host wiring", false, err.Error()}
 	case len(rep.Unowned) > 0:
-		return Finding{"host wiring", false, fmt.Sprintf("%d running pods' wiring (veths into live namespaces) has no assignment, kept by gc; "+
-			"'vpcctl state rebuild --force' restores them", len(rep.Unowned))}
+		return Finding{"host wiring", false, fmt.Sprintf("%s wiring (veths into live namespaces) has no assignment, kept by gc; "+
+			"'vpcctl state rebuild --force' restores it", printers.Plural(len(rep.Unowned), "running pod's", "running pods'"))}
 	case len(rep.Released)+len(rep.Leftovers) > 0:
-		return Finding{"host wiring", false, fmt.Sprintf("%d stale assignments and %d leftovers; 'vpcctl gc' removes them",
-			len(rep.Released), len(rep.Leftovers))}
+		return Finding{"host wiring", false, fmt.Sprintf("%s and %s; 'vpcctl gc' removes them",
+			printers.Plural(len(rep.Released), "stale assignment", "stale assignments"), printers.Plural(len(rep.Leftovers), "leftover", "leftovers"))}
 	}
 	return Finding{"host wiring", true, "every pod's wiring has an owner"}
 }

@@ -46,7 +46,8 @@ func (h *Health) Status() (bool, string) {
 	case h.passes == 0:
 		return true, "ok: no pass has finished yet"
 	case h.failed > 0:
-		return true, fmt.Sprintf("ok: %d pass(es) in a row failed, unhealthy from %d; the last: %s", h.failed, UnhealthyAfter, h.lastErr)
+		return true, fmt.Sprintf("ok: %d %s in a row failed, unhealthy from %d; the last: %s", h.failed, map[bool]string{true: "pass", false: "passes"}[h.failed == 1],
+			UnhealthyAfter, h.lastErr)
 	}
 	return true, "ok: the last reconcile pass succeeded"
 }

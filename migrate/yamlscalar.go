@@ -167,7 +167,7 @@ func (p *yamlParser) blockLines(parent int) ([]string, bool) {
 			continue
 		}
 		if m < 0 {
-			if l.indent <= parent || l.raw[l.indent] == '\t' {
+			if l.indent < max(parent+1, 1) || l.raw[l.indent] == '\t' { // YAML indents content by 1 at least
 				break
 			}
 			m = l.indent

@@ -126,7 +126,9 @@ func (p *yamlParser) errorf(format string, a ...any) error {
 	return fmt.Errorf("at the end: %s", fmt.Sprintf(format, a...))
 }
 
-func blank(text string) bool { return text == "" || text[0] == '#' || text[0] == '\t' && blank(strings.TrimLeft(text, " \t")) }
+func blank(text string) bool {
+	return text == "" || text[0] == '#' || text[0] == '\t' && blank(strings.TrimLeft(text, " \t"))
+}
 
 // next skips blank and comment lines; false at the end.
 func (p *yamlParser) next() bool {

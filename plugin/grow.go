@@ -115,13 +115,13 @@ func whyNoGrowth(rep *reconcile.Report) string {
 	case len(rep.Failed) > 0:
 		return strings.Join(rep.Failed, "; ")
 	case f.MaxPods > 0 && f.Total >= f.MaxPods:
-		return fmt.Sprintf("the node holds %d addresses, its max pods", f.Total)
+		return fmt.Sprintf("the node holds %s, its max pods", reconcile.Plural(f.Total, "address", "addresses"))
 	case reconcile.NoProvisioning(rep.Config) != "":
 		return "the pool does not grow: " + reconcile.NoProvisioning(rep.Config) + "; pods use the addresses attached"
 	case f.Shortfall > 0:
 		return fmt.Sprintf("growth is blocked (ENI limit %d reached or subnet back-off); shortfall %d", f.MaxENIs, f.Shortfall)
 	case f.Cooling > 0:
-		return fmt.Sprintf("%d addresses are cooling down (IP_COOLDOWN_PERIOD)", f.Cooling)
+		return reconcile.Plural(f.Cooling, "address is", "addresses are") + " cooling down (IP_COOLDOWN_PERIOD)"
 	}
 	return "new addresses are on an ENI whose host side is not ready yet"
 }

@@ -86,8 +86,8 @@ func (c *call) judge(node store.Node, s store.Settings, snap pool.Snapshot, v6 s
 		return unavailable(fmt.Sprintf("no free address; growth blocked until %s: %s", snap.GrowBlockedUntil.Format(time.RFC3339), snap.GrowBlockedWhy))
 	}
 	f := plan.Figures
-	return unavailable(fmt.Sprintf("no free address and none can be had: %d assigned, %d cooling, %d ENIs of %d, max pods %d",
-		f.Assigned, f.Cooling, f.ENIs, f.MaxENIs, f.MaxPods))
+	return unavailable(fmt.Sprintf("no free address and none can be had: %d assigned, %d cooling, %d of %s, max pods %d",
+		f.Assigned, f.Cooling, f.ENIs, reconcile.Plural(f.MaxENIs, "ENI", "ENIs"), f.MaxPods))
 }
 
 func unavailable(msg string) error {

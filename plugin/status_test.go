@@ -55,7 +55,7 @@ func TestStatusIsNotAvailableWhenNoAddressCanBeHad(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, n.status(growOn), types.ErrPluginNotAvailable,
-		"no free address and none can be had: 1 assigned, 1 cooling, 1 ENIs of 1, max pods 4")
+		"no free address and none can be had: 1 assigned, 1 cooling, 1 of 1 ENI, max pods 4")
 }
 
 func TestStatusNamesTheSubnetBackOff(t *testing.T) {
