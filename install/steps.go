@@ -270,7 +270,7 @@ func (in *installer) firstReconcile(o Options) error {
 	if rep.Acted {
 		in.changed++
 	}
-	in.say("reconciled pool: %s free; EC2 calls %s", printers.Plural(s.Figures.Free, "address", "addresses"), printers.CountCalls(rep.Calls))
+	in.say("reconciled pool: %s; EC2 calls %s", printers.Plural(s.Figures.Free, "free address", "free addresses"), printers.CountCalls(rep.Calls))
 	return nil
 }
 
