@@ -1,8 +1,10 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // The YAML that `kubectl get -o yaml`, `helm template` and hand-written
@@ -63,6 +65,9 @@ func parseYAMLDocs(data []byte) ([]any, error) {
 
 // parseYAMLNodes parses every non-empty document of data.
 func parseYAMLNodes(data []byte) ([]any, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("not UTF-8 text (a UTF-16 file? save it as UTF-8)")
+	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	if i := strings.IndexAny(text, "\r\u0085\u2028\u2029"); i >= 0 {
 		return nil, fmt.Errorf("line %d: a line break other than \\n (or \\r\\n), which this reader does not read", strings.Count(text[:i], "\n")+1)
