@@ -213,3 +213,46 @@ func FuzzYAMLReaderAgreesWithSigsYAML(f *testing.F) {
 		_, _ = parseDaemonSet(data)
 	})
 }
+
+// nested48K is the input the old reader took 12 s over: items nested in
+// items, 48 KB of them.
+func nested48K() []byte {
+	item := "- a: bbbbbbbbbb\n  c:\n  - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - d\n"
+	return []byte(strings.Repeat("- ", 150) + "x\n" + strings.Repeat(item, 48<<10/len(item)))
+}
+
+// A deep nest is refused at maxYAMLDepth with a line, not recursed into.
+func TestYAMLReaderRefusesDeepNesting(t *testing.T) {
+	_, err := parseYAMLNodes([]byte(strings.Repeat("- ", 24<<10) + "x\n"))
+	if err == nil || !strings.Contains(err.Error(), "nested deeper than") {
+		t.Fatalf("24,576 nested items: %v", err)
+	}
+	if _, err := parseYAMLNodes(nested48K()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkYAMLReader48K: the old reader, quadratic in nested items, took
+// 12 s over 48 KB of them; this one reads each line once.
+func BenchmarkYAMLReader48K(b *testing.B) {
+	for name, data := range map[string][]byte{
+		"nested-items":      nested48K(),
+		"deep-refused":      []byte(strings.Repeat("- ", 24<<10) + "x\n"),
+		"kubectl-daemonset": mustRead(b, "testdata/reference/kubectl-get-ds-aws-node-v1.23.1.yaml"),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				_, _ = parseYAMLNodes(data)
+			}
+		})
+	}
+}
+
+func mustRead(tb testing.TB, path string) []byte {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
