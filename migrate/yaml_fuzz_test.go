@@ -64,6 +64,20 @@ func resolved(text string) (any, bool) {
 	return v, ok
 }
 
+// resolvedKey is the JSON key sigs.k8s.io/yaml makes of a plain key
+// ("1000000", "true"); the text itself when it cannot say.
+func resolvedKey(text string) string {
+	j, err := yaml.YAMLToJSON([]byte(text + ": 0"))
+	var m map[string]any
+	if err != nil || json.Unmarshal(j, &m) != nil || len(m) != 1 {
+		return text
+	}
+	for k := range m {
+		return k
+	}
+	return text
+}
+
 // sameNode says where our node and theirs differ ("" when they agree). An
 // unread node agrees with anything: the reader says it did not read it.
 func sameNode(path string, ours, theirs any) string {
@@ -106,9 +120,7 @@ func sameMap(path string, o yamlMap, theirs any) string {
 	for i, kv := range o {
 		keys[i] = kv.Key.Text
 		if kv.Key.Plain {
-			if v, ok := resolved(kv.Key.Text); ok && v != nil {
-				keys[i] = fmt.Sprint(v)
-			}
+			keys[i] = resolvedKey(kv.Key.Text)
 		}
 		if seen[keys[i]] {
 			return "" // "0" and "00": one key to YAML, which keeps the last; strict decoding refuses it
