@@ -20,6 +20,7 @@ build:
 
 # The README's test command. As root the end-to-end tests build their own network namespaces.
 test: build
+	@scripts/test-prereqs.sh
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 

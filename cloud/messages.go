@@ -38,7 +38,11 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 	case KindLimit:
 		return fmt.Sprintf("instance-type limit reached (%s); re-read the node's ENIs from EC2", detail)
 	case KindThrottled:
-		return fmt.Sprintf("throttled by EC2 after %d attempt(s) (%s); back off and retry later", attempts(err), detail)
+		n, word := attempts(err), "attempts"
+		if n == 1 {
+			word = "attempt"
+		}
+		return fmt.Sprintf("throttled by EC2 after %d %s (%s); back off and retry later", n, word, detail)
 	case KindNotFound:
 		return fmt.Sprintf("not found (%s)", detail)
 	case KindInUse:

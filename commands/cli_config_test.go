@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"vpc-cni/cloud"
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/testenv"
+	"vpc-cni/settings"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -248,5 +251,35 @@ func TestStatusShowsBackOffAndTheFailedPass(t *testing.T) {
 	last, _ := doc["lastReconcile"].(map[string]any)
 	if last["outcome"] != "failed" || last["error"] == nil {
 		t.Errorf("lastReconcile = %#v", last)
+	}
+}
+
+// `pool status` shows every knob the file may set, in every format, and the
+// EC2 rate shown as default is the cloud client's.
+func TestPoolStatusShowsEveryKnob(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	cfg := writeConfig(t, "AWS_VPC_K8S_CNI_CONNMARK=0x40\n")
+	vpc(t, env, "--config", cfg, "--state-dir", dir, "reconcile").want(t, 0)
+	for _, o := range []string{"table", "json", "yaml"} {
+		r := vpc(t, env, "--config", cfg, "--state-dir", dir, "pool", "status", "-o", o)
+		r.want(t, 0, settings.FileKeys...)
+	}
+	doc := statusJSON(t, env, "--config", cfg, "--state-dir", dir)
+	got := map[string]map[string]any{}
+	for _, k := range doc["knobs"].([]any) {
+		m := k.(map[string]any)
+		got[m["name"].(string)] = m
+	}
+	if len(got) != len(settings.FileKeys) {
+		t.Errorf("%d knobs, the file may set %d", len(got), len(settings.FileKeys))
+	}
+	if c := got[settings.ConnMark]; c["value"] != "0x40" || c["source"] != "file" {
+		t.Errorf("connmark: %v", c)
+	}
+	want := strconv.FormatFloat(cloud.DefaultDescribeBudget.Rate, 'f', -1, 64)
+	if r := got[settings.EC2DescribeRate]; r["value"] != want || cloud.DefaultMutatingBudget.Rate != cloud.DefaultDescribeBudget.Rate ||
+		settings.DefaultEC2Rate != want {
+		t.Errorf("the describe rate shows %v; the cloud client's default is %s", r, want)
 	}
 }

@@ -73,6 +73,18 @@ func TestPoolWarmSavedButNotReconciled(t *testing.T) {
 	vpc(t, env, "--state-dir", dir, "pool", "status").want(t, 0, "WARM_IP_TARGET")
 }
 
+// pool warm whose pass a configuration error stops exits 2, as its help and
+// docs/operating.md say, naming the key.
+func TestPoolWarmStoppedByAConfigurationErrorExits2(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	vpc(t, with(env, "VPC_CNI_EC2_DESCRIBE_RATE=fast"), "--state-dir", dir, "pool", "warm", "--ip-target", "4").
+		want(t, 2, "VPC_CNI_EC2_DESCRIBE_RATE")
+	help := vpc(t, nil, "pool", "warm", "--help")
+	help.want(t, 0, "2 bad usage or configuration, also when a configuration error stopped the reconcile")
+}
+
 // Mistyped commands and flags get a suggestion; a bare number given as a
 // duration gets the fix. All exit 2.
 func TestUsageSuggestions(t *testing.T) {
@@ -85,11 +97,24 @@ func TestUsageSuggestions(t *testing.T) {
 		{[]string{"pool", "statu"}, `did you mean "status"?`},
 		{[]string{"pool", "warm", "--ip-targte", "3"}, "did you mean --ip-target?"},
 		{[]string{"--stat-dir", dir, "events"}, "did you mean --state-dir?"},
+		{[]string{"--version"}, "did you mean the command 'vpcctl version'?"},
 		{[]string{"reconcile", "--timeout", "5"}, "--timeout 5: a duration needs a unit: use 5s"},
 		{[]string{"pool", "warm", "--ip-target", "3", "--timeout", "90"}, "use 90s"},
 		{[]string{"reconcile", "--timeout", "5x"}, "not a duration"},
 	}
 	for _, c := range cases {
 		vpc(t, nil, append([]string{"--state-dir", dir}, c.args...)...).want(t, 2, c.says)
+	}
+}
+
+// A flag unlike every flag gets no suggestion (--version suggested
+// --state-dir).
+func TestAFarFlagGetsNoSuggestion(t *testing.T) {
+	for _, args := range [][]string{{"--frobnicate"}, {"pool", "status", "--verbose"}} {
+		r := vpc(t, nil, args...)
+		r.want(t, 2, "flag provided but not defined")
+		if strings.Contains(r.stderr, "did you mean") {
+			t.Errorf("%v: %s", args, r.stderr)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // config file (0644) and names every variable of the aws-node container;
 // it needs no state, EC2 or IMDS.
 func TestMigrateAWSNodeEnvOnTheReferenceManifest(t *testing.T) {
-	manifest, err := filepath.Abs("../migrate/testdata/aws-k8s-cni.yaml")
+	manifest, err := filepath.Abs("../migrate/testdata/reference/aws-k8s-cni-v1.23.1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,25 @@ func TestEventsNamePods(t *testing.T) {
 	}
 	if named != 1 {
 		t.Errorf("%d lost-assignment events, want 1: %s", named, r.stdout)
+	}
+}
+
+// The events table shows every counter -o json shows, with its value.
+func TestEventsTableShowsTheCounters(t *testing.T) {
+	dir, env := podsState(t)
+	r := vpc(t, env, "--state-dir", dir, "events", "-o", "json")
+	r.want(t, 0)
+	var out struct {
+		Counters map[string]int64 `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Counters) == 0 {
+		t.Fatalf("counters %v (%v)", out.Counters, err)
+	}
+	table := vpc(t, env, "--state-dir", dir, "events")
+	table.want(t, 0, "COUNTER")
+	for name, v := range out.Counters {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` +` + strconv.FormatInt(v, 10) + `$`).MatchString(table.stdout) {
+			t.Errorf("the table lacks %s %d:\n%s", name, v, table.stdout)
+		}
 	}
 }

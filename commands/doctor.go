@@ -17,7 +17,9 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check the node state, the last reconcile and the host wiring; exit 1 if something is wrong",
-		Description: `Read-only. Each line says what was checked and, when it fails, what to do.
+		Description: `Read-only. Each line says what was checked and what was found; a failed line names the
+command or pass that repairs it, where one does. The state file is read page by page (its size,
+each page header, every bucket and value, then bbolt's own check), up to the first fault.
 
 Examples:
    vpcctl doctor

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
@@ -34,12 +32,7 @@ func eventsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return render(c, out, func(t *printers.Table) {
-				t.Row("TIME", "KIND", "MESSAGE")
-				for _, e := range out.Events {
-					t.Row(e.Time.Format(time.RFC3339), e.Kind, e.WithPods())
-				}
-			})
+			return render(c, out, func(t *printers.Table) { status.EventsTable(t, out) })
 		},
 	}
 }

@@ -57,7 +57,7 @@ Examples:
 				return err
 			}
 			if len(rep.Failed) > 0 {
-				return fmt.Errorf("gc: %d removals failed: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
+				return fmt.Errorf("gc: %s failed: %s", printers.Plural(len(rep.Failed), "removal", "removals"), strings.Join(rep.Failed, "; "))
 			}
 			return nil
 		},

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -114,6 +115,28 @@ func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pa
 			return install.Pass{}, fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; "+
 				"fix it and run vpcctl install again", classifyRunError(ctx, err))
 		}
-		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: acted(rep)}, nil
+		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: passChanged(rep)}, nil
 	}
+}
+
+// changeKinds are the findings that record a change to the node's state;
+// the others (kept, provisioning off, no prefix delegation) say what stayed.
+var changeKinds = map[string]bool{"adopted-block": true, "adopted-eni": true, "dropped-block": true, "dropped-eni": true,
+	"ipv6-prefix-repaired": true, "leaked-eni": true, "lost-assignment": true}
+
+// passChanged says whether install's pass changed the node: an EC2 call
+// that mutates, or a finding of a change. A failure (host setup on an ENI
+// with no link yet) is reported, not counted as a change.
+func passChanged(rep *reconcile.Report) bool {
+	for _, f := range rep.Findings {
+		if changeKinds[f.Kind] {
+			return true
+		}
+	}
+	for _, c := range rep.Calls {
+		if !strings.HasPrefix(c, "Describe") {
+			return true
+		}
+	}
+	return false
 }

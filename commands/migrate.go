@@ -101,7 +101,7 @@ func renderMigrated(c *cli.Context, out *migrate.Report, err error) error {
 		}
 	}
 	if err == nil && len(out.Failed) > 0 {
-		err = fmt.Errorf("migrate: %d problems: %v", len(out.Failed), out.Failed)
+		err = fmt.Errorf("migrate: %s: %v", printers.Plural(len(out.Failed), "problem", "problems"), out.Failed)
 	}
 	return err
 }

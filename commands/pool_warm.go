@@ -54,7 +54,7 @@ until --reset.
 
 Exit codes: 0 saved and reconciled; 1 not saved, or saved but the reconcile failed (the
 message says which: a saved override stays in force and the next reconcile acts on it);
-2 bad usage or config.
+2 bad usage or configuration, also when a configuration error stopped the reconcile.
 
 Examples:
    vpcctl pool warm --ip-target 5               # keep exactly 5 free addresses

@@ -157,8 +157,8 @@ func passRecovering(ctx context.Context, c *cli.Context, st *store.Store, in set
 		CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
 		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, st, in) }}})
 	if rebuilt != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %d running pods' wiring found with no state: rebuilt from EC2 and the kernel, %d pods restored\n",
-			lost.Pods, rebuilt.Restored())
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %s wiring found with no state: rebuilt from EC2 and the kernel, %s restored\n",
+			printers.Plural(lost.Pods, "running pod's", "running pods'"), printers.Plural(rebuilt.Restored(), "pod", "pods"))
 		for _, f := range rebuilt.Failed {
 			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
 		}

@@ -77,7 +77,7 @@ func rebuildAction(c *cli.Context) error {
 		return err
 	}
 	if len(out.Failed) > 0 {
-		return fmt.Errorf("state rebuild: %d problems: %v", len(out.Failed), out.Failed)
+		return fmt.Errorf("state rebuild: %s: %v", printers.Plural(len(out.Failed), "problem", "problems"), out.Failed)
 	}
 	return nil
 }

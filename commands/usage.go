@@ -20,7 +20,10 @@ func explainFlagError(c *cli.Context, err error) error {
 	}
 	msg := err.Error()
 	if name, ok := undefinedFlag(msg); ok {
-		return usagef("%s%s", msg, didYouMean(cli.SuggestFlag(flags, name, true)))
+		if isCommand(c.App.Commands, name) {
+			return usagef("%s; did you mean the command 'vpcctl %s'?", msg, name)
+		}
+		return usagef("%s%s", msg, didYouMean(closestFlag(flags, name)))
 	}
 	if value, name, ok := badFlagValue(msg); ok && isDurationFlag(flags, name) {
 		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
@@ -60,6 +63,35 @@ func isDurationFlag(flags []cli.Flag, name string) bool {
 				if n == name {
 					return true
 				}
+			}
+		}
+	}
+	return false
+}
+
+// closestFlag is the flag nearest to name by edit distance ("--state-dir"),
+// or "": at most a third of the name's letters may differ, so that a word
+// unlike any flag (--version) gets no suggestion.
+func closestFlag(flags []cli.Flag, name string) string {
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	best := suggest.Closest(name, names, max(1, len(name)/3))
+	switch {
+	case best == "":
+		return ""
+	case len(best) == 1:
+		return "-" + best
+	}
+	return "--" + best
+}
+
+func isCommand(cmds []*cli.Command, name string) bool {
+	for _, c := range cmds {
+		for _, n := range c.Names() {
+			if n == name {
+				return true
 			}
 		}
 	}

@@ -1,7 +1,8 @@
 // Package doctor checks a node: the state file, the last reconcile, EC2
 // intents, the ENIs' host side, growth, the host wiring and the node rules.
 // Every check reads; none writes. Each finding says what was checked and,
-// when it fails, what to do.
+// when it fails, what was found and, where a command or a pass repairs it,
+// which.
 package doctor
 
 import (
@@ -173,7 +174,9 @@ func checkIntents(st *store.Store, now time.Time) Finding {
 func checkENIsReady(s status.PoolStatus) Finding {
 	for _, e := range s.ENIs {
 		if !e.Ready && e.Class != string(pool.NotOurs) { // a not-ours ENI is never set up
-			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out",
+			return Finding{"ENIs", false, fmt.Sprintf("%s (device %d, MAC %s) has no host link set up yet; its addresses are not handed out. "+
+				"The next pass sets it up once a link with that MAC appears (`ip -br link` lists the links; a hot-plugged ENI takes "+
+				"seconds); under `vpcctl sim serve`, only its --link-netns gives the emulator's ENIs links",
 				e.ID, e.DeviceIndex, e.MAC)}
 		}
 	}
@@ -241,11 +244,11 @@ func checkGarbage(st *store.Store, in settings.Inputs) Finding {
 	case err != nil:
 		return Finding{"host wiring", false, err.Error()}
 	case len(rep.Unowned) > 0:
-		return Finding{"host wiring", false, fmt.Sprintf("%d running pods' wiring (veths into live namespaces) has no assignment, kept by gc; "+
-			"'vpcctl state rebuild --force' restores them", len(rep.Unowned))}
+		return Finding{"host wiring", false, fmt.Sprintf("%s wiring (veths into live namespaces) has no assignment, kept by gc; "+
+			"'vpcctl state rebuild --force' restores it", printers.Plural(len(rep.Unowned), "running pod's", "running pods'"))}
 	case len(rep.Released)+len(rep.Leftovers) > 0:
-		return Finding{"host wiring", false, fmt.Sprintf("%d stale assignments and %d leftovers; 'vpcctl gc' removes them",
-			len(rep.Released), len(rep.Leftovers))}
+		return Finding{"host wiring", false, fmt.Sprintf("%s and %s; 'vpcctl gc' removes them",
+			printers.Plural(len(rep.Released), "stale assignment", "stale assignments"), printers.Plural(len(rep.Leftovers), "leftover", "leftovers"))}
 	}
 	return Finding{"host wiring", true, "every pod's wiring has an owner"}
 }

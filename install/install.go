@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"vpc-cni/internal/printers"
 	"vpc-cni/internal/usage"
 	"vpc-cni/maxpods"
 )
@@ -61,7 +62,7 @@ func (r Report) Summary() string {
 	if r.Changed == 0 {
 		return "nothing changed: already " + r.Verb
 	}
-	return fmt.Sprintf("%s: %d change(s)", r.Verb, r.Changed)
+	return fmt.Sprintf("%s: %s", r.Verb, printers.Plural(r.Changed, "change", "changes"))
 }
 
 // installer carries one install or uninstall run: where, and what changed.

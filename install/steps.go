@@ -276,7 +276,7 @@ func (in *installer) firstReconcile(o Options) error {
 	if rep.Acted {
 		in.changed++
 	}
-	in.say("reconciled pool: %d free address(es); EC2 calls %s", s.Figures.Free, printers.CountCalls(rep.Calls))
+	in.say("reconciled pool: %s; EC2 calls %s", printers.Plural(s.Figures.Free, "free address", "free addresses"), printers.CountCalls(rep.Calls))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"vpc-cni/internal/printers"
 	"vpc-cni/plugin"
 	"vpc-cni/store"
 )
@@ -102,6 +103,6 @@ func (in *installer) warnPods() {
 		return err
 	})
 	if n > 0 {
-		in.say("warning: %d pod(s) hold addresses; their DEL fails until vpc-cni is installed again (drain the node first)", n)
+		in.say("warning: %s addresses; their DEL fails until vpc-cni is installed again (drain the node first)", printers.Plural(n, "pod holds", "pods hold"))
 	}
 }

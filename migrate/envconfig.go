@@ -67,8 +67,8 @@ func MigrateConfig(vars []EnvVar, o ConfigOptions) (*ConfigReport, error) {
 		}
 	}
 	if len(refused) > 0 && !o.Force {
-		return out, usage.Errorf("%s: %d variables would change what the node does (%s); nothing was written; "+
-			"see each one's note, or --force to write the config without them", o.Source, len(refused), strings.Join(refused, ", "))
+		return out, usage.Errorf("%s: %s would change what the node does (%s); nothing was written; "+
+			"see each one's note, or --force to write the config without them", o.Source, printers.Plural(len(refused), "variable", "variables"), strings.Join(refused, ", "))
 	}
 	return out, out.write(o.Force)
 }

@@ -28,11 +28,11 @@ func byName(r *ConfigReport) map[string]ConfigVar {
 	return out
 }
 
-// The reference's own manifest: every variable of the aws-node container
+// The reference's own manifest, as published: every variable of the aws-node container
 // (not its init or network-policy containers) is named, nothing stops the
 // migration, and the file written reads back through the settings code.
 func TestReferenceManifestBecomesTheConfigFile(t *testing.T) {
-	vars := readEnv(t, "aws-k8s-cni.yaml")
+	vars := readEnv(t, "reference/aws-k8s-cni-v1.23.1.yaml")
 	var names []string
 	for _, v := range vars {
 		names = append(names, v.Name)
@@ -53,7 +53,7 @@ func TestReferenceManifestBecomesTheConfigFile(t *testing.T) {
 	}
 	want := map[string]string{"WARM_ENI_TARGET": Written, "AWS_VPC_K8S_CNI_VETHPREFIX": Written, "ENABLE_SUBNET_DISCOVERY": Written,
 		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Dropped,
-		"MY_NODE_NAME": Dropped, "VPC_CNI_VERSION": Dropped, "CLUSTER_ENDPOINT": Dropped}
+		"MY_NODE_NAME": Dropped, "VPC_CNI_VERSION": Dropped, "DISABLE_METRICS": Dropped}
 	for name, action := range want {
 		if got[name].Action != action {
 			t.Errorf("%s: %s, want %s (%s)", name, got[name].Action, action, got[name].Note)
@@ -207,14 +207,14 @@ items:
           - name: C
             value: a long value
               folded by the printer
-          - {name: D}
+          - {name: D, value: "4"}
 `
-	vars, err := parseDaemonSet([]byte(doc))
+	vars, err := parseDaemonSet([]byte(strings.Replace(doc, "- {name: D", "- &anchor {name: D", 1)))
 	if err == nil {
-		t.Fatalf("a flow mapping as an env entry has no name this reader knows, want an error: %v", vars)
+		t.Fatalf("an anchored env entry has no name this reader knows, want an error: %v", vars)
 	}
-	vars, err = parseDaemonSet([]byte(strings.Replace(doc, "          - {name: D}\n", "", 1)))
-	want := []EnvVar{{Name: "A", Value: "it's"}, {Name: "B", Value: "x\ty"}, {Name: "C", Value: "a long value folded by the printer"}}
+	vars, err = parseDaemonSet([]byte(doc))
+	want := []EnvVar{{Name: "A", Value: "it's"}, {Name: "B", Value: "x\ty"}, {Name: "C", Value: "a long value folded by the printer"}, {Name: "D", Value: "4"}}
 	if err != nil || !slices.Equal(vars, want) {
 		t.Fatalf("%+v %v", vars, err)
 	}

@@ -151,6 +151,9 @@ func containerEnv(c map[string]any) ([]EnvVar, error) {
 		if name == "" {
 			return nil, fmt.Errorf("the aws-node container's env entry %d has no name", i+1)
 		}
+		if u, ok := m["value"].(unreadYAML); ok {
+			return nil, fmt.Errorf("env %s: its value %q is an anchor, alias or tag, which this reader does not resolve: write the value itself", name, string(u))
+		}
 		v := EnvVar{Name: name, Value: fmt.Sprint(orString(m["value"]))}
 		if from, ok := m["valueFrom"].(map[string]any); ok {
 			v.Value, v.From = "", describeFrom(from)

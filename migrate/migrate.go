@@ -195,7 +195,7 @@ func (out *Report) Rows(t *printers.Table) {
 		t.Row("DRY RUN", "nothing changed", "", "", "")
 	}
 	t.Row("CHECKPOINT", out.Checkpoint, "", "", "")
-	t.Row("FROM EC2", fmt.Sprintf("%d attached ENIs", out.ENIs), "", "", "")
+	t.Row("FROM EC2", printers.Plural(out.ENIs, "attached ENI", "attached ENIs"), "", "", "")
 	t.Row("POD", "IP", "ENI", "ADOPTED", "NOTE")
 	for _, p := range out.Pods {
 		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, p.ENI, p.Adopted, p.Note)

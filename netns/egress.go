@@ -39,9 +39,9 @@ type Egress struct {
 }
 
 // EgressVethName is the host end of a pod's egress veth: "veth" (the
-// reference's host-local veths are veth<random hex>) and 11 hex digits of
-// sha1 of the pod's host veth name, so teardown finds it again without a
-// record.
+// reference's host-local veths are veth<random hex>) and the first 11 hex
+// digits of sha1("<pod host veth>/egress"), so teardown finds it again
+// without a record. docs/networking.md states this rule (a docs test).
 func EgressVethName(podHostVeth string) string {
 	sum := sha1.Sum([]byte(podHostVeth + "/egress"))
 	return "veth" + hex.EncodeToString(sum[:])[:11]

@@ -58,14 +58,14 @@ func Explain(in Input, noGrowth string) Fullness {
 	cooled, until := coolingEnds(in)
 	frees := "a pod's address is free again IP_COOLDOWN_PERIOD after the pod is deleted"
 	if cooled > 0 {
-		frees = fmt.Sprintf("%s free again at %s (IP_COOLDOWN_PERIOD); %s", Plural(cooled, "cooling address is", "cooling addresses are"),
+		frees = fmt.Sprintf("%s free again at %s (IP_COOLDOWN_PERIOD); %s", plural(cooled, "cooling address is", "cooling addresses are"),
 			until.UTC().Format(time.RFC3339), frees)
 	}
 	full := Fullness{Held: held, Full: true, Frees: frees, Until: until}
 	switch {
 	case f.MaxPods > 0 && f.Total >= f.MaxPods:
 		full.Limit = LimitMaxPods
-		full.Reason = fmt.Sprintf("the node is full: it holds %s, its max pods (%d; %s)", Plural(f.Total, "address", "addresses"), f.MaxPods, states)
+		full.Reason = fmt.Sprintf("the node is full: it holds %s, its max pods (%d; %s)", plural(f.Total, "address", "addresses"), f.MaxPods, states)
 	case noGrowth != "":
 		full.Limit = LimitNoGrowth
 		full.Reason = fmt.Sprintf("no free address and the pool does not grow: %s (%s)", noGrowth, states)
@@ -78,12 +78,12 @@ func Explain(in Input, noGrowth string) Fullness {
 	case unreadyFree(in) > 0:
 		full.Limit, full.Until = LimitHostSide, time.Time{}
 		full.Reason = fmt.Sprintf("no free address ready: %s on an ENI whose host side is not set up yet",
-			Plural(unreadyFree(in), "address waits", "addresses wait"))
+			plural(unreadyFree(in), "address waits", "addresses wait"))
 		full.Frees = "the next reconcile pass sets up the ENI's host side"
 	default:
 		full.Limit = LimitENIs
 		full.Reason = fmt.Sprintf("the node is full: %s of %d in use, every address held (%s)",
-			Plural(f.ENIs, "ENI", "ENIs"), f.MaxENIs, states)
+			plural(f.ENIs, "ENI", "ENIs"), f.MaxENIs, states)
 	}
 	return full
 }
@@ -141,13 +141,4 @@ func forPods(in Input, visit func(ENI, Addr)) {
 
 func podENI(e ENI, c Config) bool {
 	return !e.NotOurs() && e.Card == 0 && e.DeviceIndex >= FirstPodDevice(c)
-}
-
-// Plural is "1 address", "3 addresses": the one home for counted nouns in
-// messages (reconcile.Plural is this one).
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

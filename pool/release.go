@@ -222,7 +222,7 @@ func (p *policy) releaseActions(t *tally, r releaseSet, why string) []Action {
 		acts = append(acts, Action{
 			Kind: Unassign, ENIID: e.id, DeviceIndex: e.device, Count: len(cidrs), Prefixes: prefixes,
 			Release: cidrs,
-			Reason:  fmt.Sprintf("%s; unassign %d blocks from %s", why, len(cidrs), e.id),
+			Reason:  fmt.Sprintf("%s; unassign %s from %s", why, plural(len(cidrs), "block", "blocks"), e.id),
 		})
 	}
 	return acts

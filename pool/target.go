@@ -159,8 +159,8 @@ func (p *policy) why(t *tally, d demand) string {
 		return fmt.Sprintf("%s: %d whole free prefixes, %d free, need %d more prefixes",
 			p.name, t.freePrefixes, t.free, d.short/PrefixSize)
 	}
-	return fmt.Sprintf("%s: %d in use or cooling, keep %d ENIs full, need %d more",
-		p.name, t.assigned+t.cooling, d.eniLimit, d.short)
+	return fmt.Sprintf("%s: %d in use or cooling, keep %s full, need %d more",
+		p.name, t.assigned+t.cooling, plural(d.eniLimit, "ENI", "ENIs"), d.short)
 }
 
 // neededENIs is how many full ENIs WARM_ENI_TARGET asks for: the pods' and

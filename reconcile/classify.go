@@ -62,7 +62,7 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 	if e.NotOurs() {
 		msg += "; it gets no new pods"
 		if n := heldAddrs(old); n > 0 {
-			msg += fmt.Sprintf(", and the %d pods holding its addresses keep them until they are deleted", n)
+			msg += fmt.Sprintf(", and the %s holding its addresses keep them until they are deleted", Plural(n, "pod", "pods"))
 		}
 	}
 	return []Finding{{"eni-class", msg}}

@@ -5,12 +5,13 @@ import (
 	"net/netip"
 	"strings"
 
+	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
 )
 
 // Plural is "1 address", "3 addresses": the one home for counted nouns in
-// messages is pool.Plural (the lowest layer, so every package may use it).
-func Plural(n int, one, many string) string { return pool.Plural(n, one, many) }
+// messages.
+func Plural(n int, one, many string) string { return printers.Plural(n, one, many) }
 
 // actionEvent is the event of one EC2 action: its ENI (a new ENI's ID
 // once EC2 made it), the addresses or prefixes, the reason and the outcome.

@@ -35,7 +35,7 @@ func (p *pass) readOnlyPlan(plan pool.Plan) pool.Plan {
 		return plan
 	}
 	p.rep.Findings = append(p.rep.Findings, Finding{"provisioning-off", fmt.Sprintf(
-		"the pool does not grow or shrink (%s); the plan had %d actions: %v", why, len(plan.Actions), callsOf(plan.Actions))})
+		"the pool does not grow or shrink (%s); the plan had %s: %v", why, Plural(len(plan.Actions), "action", "actions"), callsOf(plan.Actions))})
 	plan.Actions = nil
 	return plan
 }

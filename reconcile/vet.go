@@ -37,8 +37,8 @@ func vetTruth(node store.Node, truth []cloud.ENIInfo) error {
 	primary, found := primaryOf(node, truth)
 	switch {
 	case !found:
-		return identityError(node, fmt.Sprintf("EC2's list of the ENIs attached to %s (%d ENIs) lacks its primary ENI %s",
-			node.InstanceID, len(truth), node.PrimaryENI))
+		return identityError(node, fmt.Sprintf("EC2's list of the ENIs attached to %s (%s) lacks its primary ENI %s",
+			node.InstanceID, Plural(len(truth), "ENI", "ENIs"), node.PrimaryENI))
 	case !primary.Attached || primary.DeviceIndex != 0:
 		return identityError(node, fmt.Sprintf("EC2 says the primary ENI %s of %s is at device %d, attachment %q",
 			primary.ID, node.InstanceID, primary.DeviceIndex, primary.AttachmentStatus))

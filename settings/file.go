@@ -89,6 +89,10 @@ func unquote(s string) string {
 	return s
 }
 
+// KnownKey is nil for a key the configuration file may set, else an error
+// that says why not, with the nearest key when one is near.
+func KnownKey(key string) error { return knownKey(key) }
+
 func knownKey(key string) error {
 	for _, k := range FileKeys {
 		if k == key {

@@ -246,7 +246,7 @@ func (r *resolver) poolKnobs(e *Effective) error {
 
 // others resolves the knobs outside the pool's targets into e.
 func (r *resolver) others(e *Effective) error {
-	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families, r.appliedElsewhere} {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families, r.appliedElsewhere, r.shown} {
 		if err := resolve(e); err != nil {
 			return err
 		}

@@ -2,8 +2,11 @@ package status
 
 import (
 	"errors"
+	"sort"
 	"strings"
+	"time"
 
+	"vpc-cni/internal/printers"
 	"vpc-cni/store"
 )
 
@@ -59,4 +62,23 @@ func (e EventView) WithPods() string {
 		msg = strings.Replace(msg, key, key+" (pod "+p.Pod+")", 1)
 	}
 	return msg
+}
+
+// EventsTable renders the events, then the counters in name order (every
+// counter -o json shows, so the table is never the lesser view).
+func EventsTable(t *printers.Table, out Events) {
+	t.Row("TIME", "KIND", "MESSAGE")
+	for _, e := range out.Events {
+		t.Row(e.Time.Format(time.RFC3339), e.Kind, e.WithPods())
+	}
+	t.Blank()
+	t.Row("COUNTER", "VALUE")
+	names := make([]string, 0, len(out.Counters))
+	for name := range out.Counters {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Row(name, out.Counters[name])
+	}
 }

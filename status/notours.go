@@ -54,7 +54,7 @@ func notOursRows(t *printers.Table, enis []NotOursStatus) {
 		}
 		held := ""
 		if n.PodsHolding > 0 {
-			held = fmt.Sprintf("; %d pods keep its addresses until deleted", n.PodsHolding)
+			held = "; " + printers.Plural(n.PodsHolding, "pod keeps", "pods keep") + " its addresses until deleted"
 		}
 		t.Row("NOT OURS", fmt.Sprintf("%s (device %d, card %d): %s; left alone, %s%s", n.ID, n.DeviceIndex, n.Card, n.Reason, cost, held))
 	}

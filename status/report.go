@@ -64,8 +64,8 @@ func FirstPassRows(t *printers.Table, fp *reconcile.FirstPass) {
 	n := fp.Node
 	t.Row("NODE", fmt.Sprintf("%s (%s) in %s, %s, subnet %s", n.InstanceID, n.InstanceType, n.AZ, n.VPCID, n.SubnetID))
 	for _, e := range fp.ENIs {
-		t.Row(fmt.Sprintf("WOULD ADOPT %s", e.ID), fmt.Sprintf("device %d, subnet %s, primary %s, %d blocks: %s",
-			e.DeviceIndex, e.SubnetID, e.PrimaryIP, len(e.Blocks), printers.FirstOf(strings.Join(e.Blocks, ", "), "none")))
+		t.Row(fmt.Sprintf("WOULD ADOPT %s", e.ID), fmt.Sprintf("device %d, subnet %s, primary %s, %s: %s",
+			e.DeviceIndex, e.SubnetID, e.PrimaryIP, printers.Plural(len(e.Blocks), "block", "blocks"), printers.FirstOf(strings.Join(e.Blocks, ", "), "none")))
 	}
 	ReportRows(t, fp.Report)
 }

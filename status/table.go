@@ -15,7 +15,8 @@ func Table(t *printers.Table, s PoolStatus) {
 	n := s.Node
 	f := s.Figures
 	t.Row("NODE", fmt.Sprintf("%s (%s, %s), %s, subnet %s %s", n.InstanceID, n.InstanceType, n.AZ, n.VPCID, n.SubnetID, n.SubnetCIDR))
-	t.Row("LIMITS", fmt.Sprintf("%d ENIs x %d IPv4 per ENI; using at most %d ENIs, %d pods", n.Limits.MaxENIs, n.Limits.IPv4PerENI, f.MaxENIs, f.MaxPods))
+	t.Row("LIMITS", fmt.Sprintf("%s x %d IPv4 per ENI; using at most %s, %s", printers.Plural(n.Limits.MaxENIs, "ENI", "ENIs"), n.Limits.IPv4PerENI,
+		printers.Plural(f.MaxENIs, "ENI", "ENIs"), printers.Plural(f.MaxPods, "pod", "pods")))
 	t.Row("POLICY", f.Policy)
 	t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
@@ -46,7 +47,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	}
 	lastPassRow(t, s.LastReconcile)
 	ec2ReadsRow(t, s.LastReconcile, s.EC2Reads)
-	t.Row("PODS", fmt.Sprintf("%d assignments, %d EC2 intents in flight", s.Assignments, s.Intents))
+	t.Row("PODS", fmt.Sprintf("%s, %s in flight", printers.Plural(s.Assignments, "assignment", "assignments"), printers.Plural(s.Intents, "EC2 intent", "EC2 intents")))
 	t.Blank()
 	t.Row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING")
 	for _, e := range s.ENIs {
@@ -162,7 +163,7 @@ func waitingNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d pods waiting for an address", n)
+	return "; " + printers.Plural(n, "pod", "pods") + " waiting for an address"
 }
 
 // DescribeAction is one planned action in words.

@@ -93,10 +93,10 @@ func shortfallStatus(plan pool.Plan, snap pool.Snapshot, enis []ENIStatus, now t
 			snap.GrowBlockedUntil.Format(time.RFC3339), snap.GrowBlockedWhy))
 	default:
 		if f.MaxPods > 0 && f.Total+s.Planned >= f.MaxPods {
-			s.Reasons = append(s.Reasons, fmt.Sprintf("max pods: the node may hold %d addresses", f.MaxPods))
+			s.Reasons = append(s.Reasons, "max pods: the node may hold "+printers.Plural(f.MaxPods, "address", "addresses"))
 		}
 		if f.ENIs+newENIs >= f.MaxENIs {
-			s.Reasons = append(s.Reasons, fmt.Sprintf("ENI limit: %d of %d ENIs (min(MAX_ENI, the instance's limit)), all full", f.ENIs+newENIs, f.MaxENIs))
+			s.Reasons = append(s.Reasons, fmt.Sprintf("ENI limit: %d of %s (min(MAX_ENI, the instance's limit)), all full", f.ENIs+newENIs, printers.Plural(f.MaxENIs, "ENI", "ENIs")))
 		}
 		if len(s.Reasons) == 0 {
 			s.Reasons = append(s.Reasons, "the node's ENIs have no room for more addresses")

@@ -229,8 +229,9 @@ func (s *Sim) checkAttach(e *eniRec, device, card int) *apiError {
 		return errInvalidParameterValue("Network interface '%s' of type branch cannot be attached to an instance.", e.id)
 	}
 	if card < 0 || card >= s.typ.NetworkCards {
-		return errInvalidParameterValue("Invalid value '%d' for networkCardIndex: %s has %d network card(s)",
-			card, s.cfg.InstanceType, s.typ.NetworkCards)
+		cards := map[bool]string{true: "network card", false: "network cards"}[s.typ.NetworkCards == 1]
+		return errInvalidParameterValue("Invalid value '%d' for networkCardIndex: %s has %d %s",
+			card, s.cfg.InstanceType, s.typ.NetworkCards, cards)
 	}
 	if device < 0 {
 		return errInvalidParameterValue("Invalid value '%d' for deviceIndex", device)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -97,4 +98,13 @@ func CallMap(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Plural is "1 address", "3 addresses": the one home for counted nouns in
+// messages ("1 ENIs" and "pod(s)" read wrong).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/usage"
+	"vpc-cni/settings"
 )
 
 // ModelSpec names a built-in workload (`vpcctl sim whatif --model`) or a
@@ -58,6 +59,9 @@ func ParseTargets(ts []string) ([]map[string]string, error) {
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 			if !ok || k == "" {
 				return nil, usage.Errorf("--target %q: want KEY=VALUE pairs separated by spaces", t)
+			}
+			if err := settings.KnownKey(k); err != nil {
+				return nil, usage.Errorf("--target %q: %v", t, err)
 			}
 			m[k] = v
 		}

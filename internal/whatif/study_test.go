@@ -32,4 +32,8 @@ func TestStudyInputs(t *testing.T) {
 			t.Errorf("%s: %v, want a usage error naming the flag", flag, err)
 		}
 	}
+	// A misspelt key was taken and silently meant nothing.
+	if _, err := ParseTargets([]string{"WARM_IP_TARGTE=1"}); !usage.Is(err) || !strings.Contains(err.Error(), "did you mean WARM_IP_TARGET?") {
+		t.Errorf("a misspelt key: %v", err)
+	}
 }
