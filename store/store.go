@@ -23,8 +23,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -293,12 +295,28 @@ func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size in
 	return s.stillThere(file)
 }
 
-// tooSmall reports a file with content but less than two pages: no bbolt
-// database is that small.
+// tooSmall reports a bbolt file cut below two pages: it starts with a
+// bbolt meta page (the writer's, landed in a file emptied under it), and no
+// database is that small. A short file of anything else is not ours.
 func tooSmall(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.Size() > 0 && info.Size() < 2*int64(os.Getpagesize())
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 || info.Size() >= 2*int64(os.Getpagesize()) {
+		return false
+	}
+	head := make([]byte, 20)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(head[16:]) == boltMagic
 }
+
+// boltMagic starts a bbolt meta page's body, after its 16-byte page header.
+const boltMagic = 0xED0CDAED
 
 func (s *Store) openError(err error) error {
 	switch {
