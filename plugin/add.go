@@ -128,11 +128,7 @@ func (c *call) noAddress(why string) error {
 // knobs resolved now and the node's subnet in one transaction, so ADD costs a
 // single open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
-	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
-		e, err := c.cfg.Knobs(o)
-		return reconcile.OnNode(e.Pool, node), err
-	}
-	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
+	res, err := c.store.TakeForPod(want, c.now(), c.knobs, c.cfg.backgroundReconcile())
 	if res.HasNode {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
@@ -147,6 +143,27 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		return res.Assignment, storeErr("taking an address", err)
 	}
 	return res.Assignment, err
+}
+
+// tryTake is takeOnce for a waiter that looks again whenever the state file
+// changes: without a usable address it writes nothing (store.TryTakeForPod).
+func (c *call) tryTake(want store.Assignment) (store.Assignment, error) {
+	res, err := c.store.TryTakeForPod(want, c.now(), c.knobs, c.cfg.backgroundReconcile())
+	if err != nil {
+		if errors.Is(err, store.ErrNoFreeAddress) || errors.Is(err, store.ErrNotInitialized) {
+			return res.Assignment, store.ErrNoFreeAddress
+		}
+		return res.Assignment, storeErr("taking an address", err)
+	}
+	c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
+	c.low, c.startRefill = res.Low, res.StartRefill
+	return res.Assignment, nil
+}
+
+// knobs resolves the pool's knobs for the take's transaction.
+func (c *call) knobs(o settings.Overrides, node store.Node) (pool.Config, error) {
+	e, err := c.cfg.Knobs(o)
+	return reconcile.OnNode(e.Pool, node), err
 }
 
 // Counters the plugin keeps in the store (vpcctl metrics shows them).

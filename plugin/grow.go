@@ -21,10 +21,22 @@ import (
 // takeGrowing waits for the reconcile lock within the ADD deadline and then
 // tries the pool again before growing it: a burst of ADDs queued on the lock
 // is served by the one grow pass that ran ahead of them, instead of each
-// running its own. ErrNoFreeAddress comes with the reason.
+// running its own. While it waits it takes an address as soon as one is
+// free (a grow's commit, a DEL), whichever pass holds the lock.
+// ErrNoFreeAddress comes with the reason.
 func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, error) {
 	deadline, _ := c.ctx.Deadline()
-	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline))
+	var got store.Assignment
+	var gotErr error
+	tookIt := false
+	unlock, held, err := c.store.LockReconcileOr(time.Until(deadline), func() bool {
+		got, gotErr = c.tryTake(want)
+		tookIt = !errors.Is(gotErr, store.ErrNoFreeAddress)
+		return tookIt
+	})
+	if tookIt {
+		return got, "", gotErr
+	}
 	if err != nil || !held {
 		return store.Assignment{}, fmt.Sprintf("could not take the reconcile lock in time: %v", err), store.ErrNoFreeAddress
 	}

@@ -58,6 +58,33 @@ func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs, claimRef
 	return res, err
 }
 
+// errNothingTaken rolls TryTakeForPod's transaction back.
+var errNothingTaken = errors.New("nothing taken")
+
+// TryTakeForPod is TakeForPod for a waiter that looks again and again: when
+// no address is usable it writes nothing (the transaction is rolled back,
+// no fsync, no count) and returns ErrNoFreeAddress.
+func (s *Store) TryTakeForPod(want Assignment, now time.Time, knobs Knobs, claimRefill bool) (PodTake, error) {
+	var res PodTake
+	err := s.Update(func(tx *Tx) error {
+		var takeErr, err error
+		if res, takeErr, err = tx.takeForPod(want, now, knobs); err != nil {
+			return err
+		}
+		if takeErr != nil {
+			return errNothingTaken
+		}
+		if claimRefill && res.Low {
+			res.StartRefill, err = tx.claimRefill(now)
+		}
+		return err
+	})
+	if errors.Is(err, errNothingTaken) {
+		return res, ErrNoFreeAddress
+	}
+	return res, err
+}
+
 // takeForPod is TakeForPod's body; takeErr is ErrNoFreeAddress, which must
 // not roll the transaction back, err anything else.
 func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTake, takeErr, err error) {
