@@ -9,8 +9,8 @@ import (
 
 // DetachPod is DEL's teardown: it removes, in the node namespace, what
 // routes traffic to the pod and lets its address be used again (the host
-// routes of its addresses and of its egress address, the IPv6 host
-// neighbours, the policy rules of an address not handed to another pod) and
+// routes of its addresses and of its egress address, their neighbour
+// entries on the host veths, the policy rules of an address not handed to another pod) and
 // leaves the links. Deleting a veth waits for the kernel's unregister (an
 // RCU grace period, about 20 ms); the runtime deletes the pod's namespace
 // right after DEL, and the kernel destroys both ends with it. A namespace
@@ -31,7 +31,7 @@ func DetachPod(p Pod) error {
 }
 
 // detachAddr removes ip's host route through veth (or through no link),
-// its host neighbour on veth, and, unless ip is routed through another
+// its neighbour entry on veth, and, unless ip is routed through another
 // link now, its rules.
 func detachAddr(h *netlink.Handle, veth string, ip netip.Addr) error {
 	reassigned, err := removeHostRoutes(h, ip, veth)
@@ -63,10 +63,11 @@ func detachEgress(h *netlink.Handle, p Pod) error {
 	return deleteNeighbour(h, e.HostVeth, e.IP)
 }
 
-// deleteNeighbour removes the permanent IPv6 neighbour SetupPod put on the
-// host veth (IPv4 has none on the node side).
+// deleteNeighbour removes ip's neighbour entry on the host veth: the
+// permanent one SetupPod puts there for IPv6, the one the node learnt for
+// IPv4. The veth outlives DEL until its namespace goes.
 func deleteNeighbour(h *netlink.Handle, veth string, ip netip.Addr) error {
-	if veth == "" || !ip.Is6() {
+	if veth == "" {
 		return nil
 	}
 	l, err := linkByName(h, veth)
