@@ -98,7 +98,7 @@ func (c *call) take() (store.Assignment, error) {
 		}
 		return a, c.noAddress("inline grow is off; the next reconcile refills the pool")
 	}
-	c.wait(want.Key, true)
+	c.waiting = c.wait(want.Key, true)
 	defer c.wait(want.Key, false)
 	a, reason, err := c.takeGrowing(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
@@ -175,8 +175,9 @@ const (
 
 // wait registers (or drops) this ADD as waiting for an address, so that the
 // grow pass serves the whole burst at once. The entry expires with the ADD's
-// deadline if the process dies.
-func (c *call) wait(key string, on bool) {
+// deadline if the process dies. It reports whether the store took it (not
+// on a node whose file a first pass has yet to make).
+func (c *call) wait(key string, on bool) bool {
 	deadline, _ := c.ctx.Deadline()
 	err := c.store.Update(func(tx *store.Tx) error {
 		if on {
@@ -184,9 +185,10 @@ func (c *call) wait(key string, on bool) {
 		}
 		return tx.DeleteWaiter(key)
 	})
-	if err != nil {
+	if err != nil && !isUninitialized(err) {
 		c.log.Warn("recording the waiting ADD", "on", on, "err", err)
 	}
+	return err == nil
 }
 
 // giveBack returns the address after a failed wiring.

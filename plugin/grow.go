@@ -32,6 +32,9 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 	unlock, held, err := c.store.LockReconcileOr(time.Until(deadline), func() bool {
 		got, gotErr = c.tryTake(want)
 		tookIt = !errors.Is(gotErr, store.ErrNoFreeAddress)
+		if !tookIt && !c.waiting { // the file is there now: be counted by the grow
+			c.waiting = c.wait(want.Key, true)
+		}
 		return tookIt
 	})
 	if tookIt {
@@ -51,17 +54,25 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 			return a, "", err
 		}
 	}
-	grown, reason := c.growInline()
-	if !grown {
-		return store.Assignment{}, reason, store.ErrNoFreeAddress
+	for pass := 1; ; pass++ {
+		grew, reason := c.growInline()
+		a, err := c.takeOnce(want)
+		if !errors.Is(err, store.ErrNoFreeAddress) || !grew || pass == maxGrowPasses || c.ctx.Err() != nil {
+			return a, reason, err
+		}
+		// ADDs waiting without the lock took what this pass made (they
+		// take as soon as it commits): grow again for the ones still here.
 	}
-	a, err := c.takeOnce(want)
-	return a, reason, err
 }
 
+// maxGrowPasses bounds the grow passes of one ADD whose addresses others
+// took as soon as they were committed.
+const maxGrowPasses = 3
+
 // growInline runs a grow-only reconcile pass; the caller holds the reconcile
-// lock. It reports whether taking again is worth it and, if the pool could
-// not grow, why.
+// lock. It reports whether the pass planned growth without a failure (so
+// another pass may be worth it if others took what it made) and, if the
+// pool could not grow, why.
 func (c *call) growInline() (bool, string) {
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
@@ -73,9 +84,9 @@ func (c *call) growInline() (bool, string) {
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
-		return true, "inline grow failed: " + err.Error()
+		return false, "inline grow failed: " + err.Error()
 	}
-	return true, whyNoGrowth(rep)
+	return len(rep.Plan.Actions) > 0 && len(rep.Failed) == 0, whyNoGrowth(rep)
 }
 
 // linkWait is how long the grow pass may wait for a new ENI's late link: up
