@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ func BenchmarkFreshBurst(b *testing.B) {
 		add, slow samples
 		failed    int    // ADDs that failed (code 11: no address in time)
 		why       string // the last failure's answer
+		grows     int    // inline grow passes its ADDs ran
 	}
 	all := []*contestant{{name: "vpc-cni", path: filepath.Join(dir, "vpc-cni")}}
 	if before := beforeBinary(b, dir); before != "" {
@@ -66,17 +68,20 @@ func BenchmarkFreshBurst(b *testing.B) {
 			c.add.d = append(c.add.d, round.d...)
 			c.slow.d = append(c.slow.d, durationOf(round.max()))
 			waitBackgroundPasses(b, filepath.Join(w.stateDir, "plugin.log"))
+			if log, err := os.ReadFile(filepath.Join(w.stateDir, "plugin.log")); err == nil {
+				c.grows += strings.Count(string(log), `msg="inline grow"`)
+			}
 			b.StartTimer()
 		})
 	}
 	rotated(b, rounds)
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "\nfresh-node burst of %d ADDs at once (%d rounds each)\n%-10s %12s %12s %12s %8s\n",
-		freshBurstPods, len(all[0].slow.d), "contestant", "ADD p50 ms", "ADD p90 ms", "slowest ms", "failed")
+	fmt.Fprintf(&tab, "\nfresh-node burst of %d ADDs at once (%d rounds each)\n%-10s %12s %12s %12s %8s %8s\n",
+		freshBurstPods, len(all[0].slow.d), "contestant", "ADD p50 ms", "ADD p90 ms", "slowest ms", "failed", "grows")
 	for _, c := range all {
 		c.add.report(b, "freshburst-"+c.name+"-add")
 		b.ReportMetric(c.slow.pct(0.5), "freshburst-"+c.name+"-slowest-p50-ms")
-		fmt.Fprintf(&tab, "%-10s %12.1f %12.1f %12.1f %8d\n", c.name, c.add.pct(0.5), c.add.pct(0.9), c.slow.pct(0.5), c.failed)
+		fmt.Fprintf(&tab, "%-10s %12.1f %12.1f %12.1f %8d %8d\n", c.name, c.add.pct(0.5), c.add.pct(0.9), c.slow.pct(0.5), c.failed, c.grows)
 		if c.why != "" {
 			b.Logf("%s's last failed ADD: %s", c.name, c.why)
 		}

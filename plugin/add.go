@@ -148,6 +148,9 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 // tryTake is takeOnce for a waiter that looks again whenever the state file
 // changes: without a usable address it writes nothing (store.TryTakeForPod).
 func (c *call) tryTake(want store.Assignment) (store.Assignment, error) {
+	if !c.store.MayTakeForPod(want.Key, c.now(), c.knobs) {
+		return store.Assignment{}, store.ErrNoFreeAddress // a shared read: a burst of waiters looks at once
+	}
 	res, err := c.store.TryTakeForPod(want, c.now(), c.knobs, c.cfg.backgroundReconcile())
 	if err != nil {
 		if errors.Is(err, store.ErrNoFreeAddress) || errors.Is(err, store.ErrNotInitialized) {

@@ -14,10 +14,13 @@ import (
 const pollEvery = 10 * time.Millisecond
 
 // LockReconcileOr waits up to timeout for the reconcile lock, as
-// LockReconcile(true, timeout) does, and meanwhile calls try whenever the
-// state file has changed since it last did (once at the start): whoever
-// holds the lock, an ADD waiting for an address takes one as soon as a
-// commit (a grow, a DEL, another pass) frees one. When try reports true it
+// LockReconcile(true, timeout) does, and meanwhile, while a pass other than
+// an ADD's holds it, calls try whenever the state file has changed since it
+// last did: an ADD waiting for an address takes one as soon as a commit (a
+// grow, a DEL) frees one, instead of waiting out a background pass that
+// does not serve it. Behind another ADD's inline grow it only waits: that
+// ADD serves the waiters it counted, and a burst's waiters all looking at
+// every commit would cost more than they gain. When try reports true it
 // stops waiting and returns acquired false; the pending lock request is
 // dropped as soon as the kernel answers it.
 func (s *Store) LockReconcileOr(timeout time.Duration, try func() bool) (unlock func(), acquired bool, err error) {
@@ -28,7 +31,7 @@ func (s *Store) LockReconcileOr(timeout time.Duration, try func() bool) (unlock 
 	}
 	fd := int(f.Fd())
 	if err := ignoringEINTR(func() error { return unix.Flock(fd, lockEX|unix.LOCK_NB) }); err == nil {
-		return s.heldReconcile(f), true, nil
+		return s.heldReconcile(f, path), true, nil
 	} else if !errors.Is(err, unix.EWOULDBLOCK) {
 		f.Close()
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
@@ -44,7 +47,7 @@ func (s *Store) LockReconcileOr(timeout time.Duration, try func() bool) (unlock 
 	defer tick.Stop()
 	var seen fileStamp
 	for {
-		if now := s.stamp(); now != seen {
+		if now := s.stamp(); now != seen && heldBy(f) != holderADD {
 			seen = now
 			if try() {
 				abandon()
@@ -57,7 +60,7 @@ func (s *Store) LockReconcileOr(timeout time.Duration, try func() bool) (unlock 
 				f.Close()
 				return nil, false, fmt.Errorf("lock file %s: %w", path, err)
 			}
-			return s.heldReconcile(f), true, nil
+			return s.heldReconcile(f, path), true, nil
 		case <-expired.C:
 			abandon()
 			return nil, false, nil
@@ -66,8 +69,9 @@ func (s *Store) LockReconcileOr(timeout time.Duration, try func() bool) (unlock 
 	}
 }
 
-func (s *Store) heldReconcile(f *os.File) func() {
+func (s *Store) heldReconcile(f *os.File, path string) func() {
 	s.id.setLocked(true) // Create may make the file
+	markHolder(path, holderADD)
 	return func() {
 		s.id.setLocked(false)
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
@@ -89,4 +93,32 @@ func (s *Store) stamp() fileStamp {
 		return fileStamp{}
 	}
 	return fileStamp{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ok: true}
+}
+
+// Who holds the reconcile lock, written into the lock file by the holder:
+// an ADD's inline grow or another pass. A waiting ADD reads it to decide
+// whether to look at the pool meanwhile (LockReconcileOr).
+const (
+	holderADD  = "add\n"
+	holderPass = "pass\n"
+)
+
+// markHolder records the holder; best effort (a reader that cannot tell
+// looks at the pool, as behind a pass).
+func markHolder(path, who string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte(who), 0); err == nil {
+		_ = f.Truncate(int64(len(who)))
+	}
+}
+
+// heldBy reads the holder the lock file names.
+func heldBy(f *os.File) string {
+	buf := make([]byte, 8)
+	n, _ := f.ReadAt(buf, 0)
+	return string(buf[:n])
 }

@@ -58,6 +58,41 @@ func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs, claimRef
 	return res, err
 }
 
+// MayTakeForPod is the cheap look before TryTakeForPod, in one read
+// transaction (a shared lock, beside other readers): whether the pod
+// interface key holds an assignment already or an IPv4 address is usable
+// for it now. It may say yes when the take then finds nothing (an IPv6-only
+// pod's /128 is not looked at); a failure to read says no, and the caller
+// goes on waiting for the reconcile lock, where the take reports it.
+func (s *Store) MayTakeForPod(key string, now time.Time, knobs Knobs) bool {
+	may := false
+	_ = s.View(func(t *Tx) error {
+		if _, ok, err := t.Assignment(key); err != nil || ok {
+			may = ok
+			return err
+		}
+		set, err := t.Settings()
+		if err != nil {
+			return err
+		}
+		node, _, err := t.Node()
+		if err != nil {
+			return err
+		}
+		cfg, err := knobs(set.Overrides, node)
+		if err != nil {
+			return err
+		}
+		if !cfg.PodIPv4() {
+			may = true
+			return nil
+		}
+		may, err = t.AvailableAtLeastFrom(1, now, cfg.Cooldown, pool.FirstPodDevice(cfg))
+		return err
+	})
+	return may
+}
+
 // errNothingTaken rolls TryTakeForPod's transaction back.
 var errNothingTaken = errors.New("nothing taken")
 
