@@ -20,8 +20,7 @@ const freshBurstPods = 30
 // slowest ADD of the burst and the median, for vpc-cni and, with
 // VPC_CNI_BENCH_BEFORE, an older vpcctl in alternate rounds. The slowest
 // ADD is the one that waited longest for an address: the figure the
-// lock-or-take wait (store.LockReconcileOr) and the refill that leaves a
-// served claim at once (reconcile --refill) are for.
+// refill that leaves a served claim at once (reconcile --refill) is for.
 func BenchmarkFreshBurst(b *testing.B) {
 	dir := installPlugins(b)
 	type contestant struct {

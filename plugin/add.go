@@ -98,7 +98,7 @@ func (c *call) take() (store.Assignment, error) {
 		}
 		return a, c.noAddress("inline grow is off; the next reconcile refills the pool")
 	}
-	c.waiting = c.wait(want.Key, true)
+	c.wait(want.Key, true)
 	defer c.wait(want.Key, false)
 	a, reason, err := c.takeGrowing(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
@@ -128,7 +128,11 @@ func (c *call) noAddress(why string) error {
 // knobs resolved now and the node's subnet in one transaction, so ADD costs a
 // single open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
-	res, err := c.store.TakeForPod(want, c.now(), c.knobs, c.cfg.backgroundReconcile())
+	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
+		e, err := c.cfg.Knobs(o)
+		return reconcile.OnNode(e.Pool, node), err
+	}
+	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
 	if res.HasNode {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
@@ -145,30 +149,6 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 	return res.Assignment, err
 }
 
-// tryTake is takeOnce for a waiter that looks again whenever the state file
-// changes: without a usable address it writes nothing (store.TryTakeForPod).
-func (c *call) tryTake(want store.Assignment) (store.Assignment, error) {
-	if !c.store.MayTakeForPod(want.Key, c.now(), c.knobs) {
-		return store.Assignment{}, store.ErrNoFreeAddress // a shared read: a burst of waiters looks at once
-	}
-	res, err := c.store.TryTakeForPod(want, c.now(), c.knobs, c.cfg.backgroundReconcile())
-	if err != nil {
-		if errors.Is(err, store.ErrNoFreeAddress) || errors.Is(err, store.ErrNotInitialized) {
-			return res.Assignment, store.ErrNoFreeAddress
-		}
-		return res.Assignment, storeErr("taking an address", err)
-	}
-	c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
-	c.low, c.startRefill = res.Low, res.StartRefill
-	return res.Assignment, nil
-}
-
-// knobs resolves the pool's knobs for the take's transaction.
-func (c *call) knobs(o settings.Overrides, node store.Node) (pool.Config, error) {
-	e, err := c.cfg.Knobs(o)
-	return reconcile.OnNode(e.Pool, node), err
-}
-
 // Counters the plugin keeps in the store (vpcctl metrics shows them).
 const (
 	CounterAdds          = store.CounterAdds
@@ -178,9 +158,8 @@ const (
 
 // wait registers (or drops) this ADD as waiting for an address, so that the
 // grow pass serves the whole burst at once. The entry expires with the ADD's
-// deadline if the process dies. It reports whether the store took it (not
-// on a node whose file a first pass has yet to make).
-func (c *call) wait(key string, on bool) bool {
+// deadline if the process dies.
+func (c *call) wait(key string, on bool) {
 	deadline, _ := c.ctx.Deadline()
 	err := c.store.Update(func(tx *store.Tx) error {
 		if on {
@@ -188,10 +167,9 @@ func (c *call) wait(key string, on bool) bool {
 		}
 		return tx.DeleteWaiter(key)
 	})
-	if err != nil && !isUninitialized(err) {
+	if err != nil {
 		c.log.Warn("recording the waiting ADD", "on", on, "err", err)
 	}
-	return err == nil
 }
 
 // giveBack returns the address after a failed wiring.

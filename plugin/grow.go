@@ -21,25 +21,10 @@ import (
 // takeGrowing waits for the reconcile lock within the ADD deadline and then
 // tries the pool again before growing it: a burst of ADDs queued on the lock
 // is served by the one grow pass that ran ahead of them, instead of each
-// running its own. While it waits it takes an address as soon as one is
-// free (a grow's commit, a DEL), whichever pass holds the lock.
-// ErrNoFreeAddress comes with the reason.
+// running its own. ErrNoFreeAddress comes with the reason.
 func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, error) {
 	deadline, _ := c.ctx.Deadline()
-	var got store.Assignment
-	var gotErr error
-	tookIt := false
-	unlock, held, err := c.store.LockReconcileOr(time.Until(deadline), func() bool {
-		got, gotErr = c.tryTake(want)
-		tookIt = !errors.Is(gotErr, store.ErrNoFreeAddress)
-		if !tookIt && !c.waiting { // the file is there now: be counted by the grow
-			c.waiting = c.wait(want.Key, true)
-		}
-		return tookIt
-	})
-	if tookIt {
-		return got, "", gotErr
-	}
+	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline))
 	if err != nil || !held {
 		return store.Assignment{}, fmt.Sprintf("could not take the reconcile lock in time: %v", err), store.ErrNoFreeAddress
 	}
@@ -54,25 +39,17 @@ func (c *call) takeGrowing(want store.Assignment) (store.Assignment, string, err
 			return a, "", err
 		}
 	}
-	for pass := 1; ; pass++ {
-		grew, reason := c.growInline()
-		a, err := c.takeOnce(want)
-		if !errors.Is(err, store.ErrNoFreeAddress) || !grew || pass == maxGrowPasses || c.ctx.Err() != nil {
-			return a, reason, err
-		}
-		// ADDs waiting without the lock took what this pass made (they
-		// take as soon as it commits): grow again for the ones still here.
+	grown, reason := c.growInline()
+	if !grown {
+		return store.Assignment{}, reason, store.ErrNoFreeAddress
 	}
+	a, err := c.takeOnce(want)
+	return a, reason, err
 }
 
-// maxGrowPasses bounds the grow passes of one ADD whose addresses others
-// took as soon as they were committed.
-const maxGrowPasses = 3
-
 // growInline runs a grow-only reconcile pass; the caller holds the reconcile
-// lock. It reports whether the pass planned growth without a failure (so
-// another pass may be worth it if others took what it made) and, if the
-// pool could not grow, why.
+// lock. It reports whether taking again is worth it and, if the pool could
+// not grow, why.
 func (c *call) growInline() (bool, string) {
 	// No special case for MINIMUM_IP_TARGET alone: this ADD is registered as
 	// waiting, and the pass grows for waiting pods under every rule.
@@ -84,9 +61,9 @@ func (c *call) growInline() (bool, string) {
 	c.log.Info("inline grow", "calls", rep.Calls, "actions", rep.Plan.Actions, "figures", rep.Plan.Figures,
 		"failed", rep.Failed, "took", rep.Duration, "err", err)
 	if err != nil {
-		return false, "inline grow failed: " + err.Error()
+		return true, "inline grow failed: " + err.Error()
 	}
-	return len(rep.Plan.Actions) > 0 && len(rep.Failed) == 0, whyNoGrowth(rep)
+	return true, whyNoGrowth(rep)
 }
 
 // linkWait is how long the grow pass may wait for a new ENI's late link: up

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"fmt"
-	"net/netip"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -126,49 +125,5 @@ func TestStartNicedRenicesOnlyTheChild(t *testing.T) {
 	after, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
 	if err != nil || after != before {
 		t.Fatalf("the forking thread's priority went from %d to %d (%v)", before, after, err)
-	}
-}
-
-// An ADD waiting for an address takes one as soon as one is free, whoever
-// holds the reconcile lock: here a pass that never lets go, while another
-// process's commit makes an address free.
-func TestAddWaitingForTheLockTakesAnAddressFreedMeanwhile(t *testing.T) {
-	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
-	n.add("c1") // the pool is empty now
-	unlock, held, err := n.st.LockReconcile(false, 0)
-	if err != nil || !held {
-		t.Fatalf("taking the reconcile lock: %v", err)
-	}
-	defer unlock()
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	conf := n.conf("1.1.0", map[string]any{"inlineGrow": true, "timeouts": map[string]any{"add": "20s"}})
-	go func() {
-		out, err := n.run("ADD", n.args("c2", conf))
-		done <- result{out, err}
-	}()
-	for waiting := false; !waiting; { // the ADD found the pool empty and waits
-		if err := n.st.View(func(tx *store.Tx) error { waiting = tx.Waiter("c2/eth0"); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		runtime.Gosched()
-	}
-	n.update(func(tx *store.Tx) error { // as a grow's commit: one more address on the ENI
-		e, _, err := tx.ENI("eni-0")
-		if err != nil {
-			return err
-		}
-		e.Blocks = append(e.Blocks, eni(0, "100.64.0.11").Blocks...)
-		return tx.PutENI(e)
-	})
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("ADD while the lock is held and an address is free: %v", r.err)
-	}
-	if ip := resultIP(t, r.out); ip != netip.MustParseAddr("100.64.0.11") {
-		t.Fatalf("ADD got %s, want the address freed meanwhile", ip)
 	}
 }

@@ -56,7 +56,6 @@ type call struct {
 	limits      pool.Limits         // the instance's, read with the address
 	low         bool                // the ADD left the pool under its target
 	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
-	waiting     bool                // registered as waiting for an address (call.wait)
 	wiring      *settings.Effective // wiringKnobs, once resolved
 }
 

@@ -30,7 +30,6 @@ func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), 
 		return release, acquired, err
 	}
 	s.id.setLocked(true) // Create may make the file
-	markHolder(s.ReconcileLockPath(), holderPass)
 	return func() { s.id.setLocked(false); release() }, true, nil
 }
 

@@ -58,68 +58,6 @@ func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs, claimRef
 	return res, err
 }
 
-// MayTakeForPod is the cheap look before TryTakeForPod, in one read
-// transaction (a shared lock, beside other readers): whether the pod
-// interface key holds an assignment already or an IPv4 address is usable
-// for it now. It may say yes when the take then finds nothing (an IPv6-only
-// pod's /128 is not looked at); a failure to read says no, and the caller
-// goes on waiting for the reconcile lock, where the take reports it.
-func (s *Store) MayTakeForPod(key string, now time.Time, knobs Knobs) bool {
-	may := false
-	_ = s.View(func(t *Tx) error {
-		if _, ok, err := t.Assignment(key); err != nil || ok {
-			may = ok
-			return err
-		}
-		set, err := t.Settings()
-		if err != nil {
-			return err
-		}
-		node, _, err := t.Node()
-		if err != nil {
-			return err
-		}
-		cfg, err := knobs(set.Overrides, node)
-		if err != nil {
-			return err
-		}
-		if !cfg.PodIPv4() {
-			may = true
-			return nil
-		}
-		may, err = t.AvailableAtLeastFrom(1, now, cfg.Cooldown, pool.FirstPodDevice(cfg))
-		return err
-	})
-	return may
-}
-
-// errNothingTaken rolls TryTakeForPod's transaction back.
-var errNothingTaken = errors.New("nothing taken")
-
-// TryTakeForPod is TakeForPod for a waiter that looks again and again: when
-// no address is usable it writes nothing (the transaction is rolled back,
-// no fsync, no count) and returns ErrNoFreeAddress.
-func (s *Store) TryTakeForPod(want Assignment, now time.Time, knobs Knobs, claimRefill bool) (PodTake, error) {
-	var res PodTake
-	err := s.Update(func(tx *Tx) error {
-		var takeErr, err error
-		if res, takeErr, err = tx.takeForPod(want, now, knobs); err != nil {
-			return err
-		}
-		if takeErr != nil {
-			return errNothingTaken
-		}
-		if claimRefill && res.Low {
-			res.StartRefill, err = tx.claimRefill(now)
-		}
-		return err
-	})
-	if errors.Is(err, errNothingTaken) {
-		return res, ErrNoFreeAddress
-	}
-	return res, err
-}
-
 // takeForPod is TakeForPod's body; takeErr is ErrNoFreeAddress, which must
 // not roll the transaction back, err anything else.
 func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTake, takeErr, err error) {
