@@ -34,9 +34,11 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 # The plugin figures (root): vpc-cni against ptp + host-local built as upstream
-# releases them, every plugin installed by copy, rounds alternated. Churn (ADD
-# then DEL, one pod at a time) and the VERSION start-up take 200 rounds; burst
-# (20 ADDs in a row, then 20 DELs) 10 rounds of 40 calls per contestant.
+# releases them, every plugin installed by copy, rounds alternated; each table
+# gives the median and p90 of ADD, DEL and VERSION and the load average. Churn
+# (ADD then DEL, one pod at a time) and the VERSION start-up take 200 rounds;
+# burst (20 ADDs in a row, then 20 DELs) 10 rounds of 40 calls per contestant;
+# the fresh-node burst (30 ADDs at once, inline grow) 10 new nodes.
 # BEFORE=path/to/an/older/vpcctl adds it to the same rounds.
 bench-plugin: build
 	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'Churn|VersionStartup' -benchtime 200x -timeout 30m ./e2e/

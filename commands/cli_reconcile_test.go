@@ -155,3 +155,19 @@ func TestExhaustionShowsGrowthBlocked(t *testing.T) {
 		}
 	}
 }
+
+// The plugin's detached refill (--refill) leaves the lock at once when no
+// refill claim stands: a pass that planned since its ADD claimed served it.
+// With EC2 unreachable (and asked) a pass fails, so exit 0 shows none ran.
+func TestRefillServedMeanwhileRunsNoPass(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0) // plans: no claim stands
+	env = with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t), "VPC_CNI_EC2_RESYNC_INTERVAL=0")
+	before := stateOf(t, dir)
+	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--refill", "--log-summary").want(t, 0)
+	if after := stateOf(t, dir); after != before {
+		t.Errorf("the served refill changed the state:\nbefore %s\nafter  %s", before, after)
+	}
+	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--log-summary").want(t, 1) // a pass: it fails
+}

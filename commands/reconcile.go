@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -43,6 +45,7 @@ Examples:
 			metricsFileFlag,
 			metricsListenFlag,
 			cniCacheDirFlag(),
+			&cli.BoolFlag{Name: "refill", Hidden: true, Usage: "the plugin's detached refill: with the lock held, leave at once when no refill claim stands (a pass that planned since served it)"},
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
 			outputFlag("table"),
 		},
@@ -123,6 +126,10 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 			return nil, nil
 		}
 		defer unlock()
+		if c.Bool("refill") && refillServed(st) {
+			slog.Info("refill already served by a pass that planned since it was claimed; lock released at once", "pid", os.Getpid())
+			return nil, nil
+		}
 	}
 	if dryRun {
 		runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
@@ -138,6 +145,15 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	collectGarbage(c, st)
 	writeMetricsAfterPass(c, st)
 	return rep, classifyRunError(ctx, err)
+}
+
+// refillServed: no refill claim stands any more, so a pass planned after
+// the ADD that started this one; a pass here would find nothing to do and
+// hold the lock that waiting ADDs want.
+func refillServed(st *store.Store) bool {
+	claimed := true
+	err := st.View(func(tx *store.Tx) error { claimed = tx.RefillClaimed(time.Now()); return nil })
+	return err == nil && !claimed
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {

@@ -56,8 +56,12 @@ func (s *samples) pct(p float64) float64 {
 
 func (s *samples) report(b *testing.B, name string) {
 	b.ReportMetric(s.pct(0.5), name+"-p50-ms")
+	b.ReportMetric(s.pct(0.9), name+"-p90-ms")
 	b.ReportMetric(s.pct(0.99), name+"-p99-ms")
 }
+
+// max is the slowest sample, in ms.
+func (s *samples) max() float64 { return s.pct(1) }
 
 // reportRSS reports the peak RSS of one ADD (then DELs it) run under GNU
 // time, which forks the plugin from its own small process: a child forked
@@ -229,6 +233,9 @@ func benchPods(b *testing.B, w *world, n int) ([]*pod, func()) {
 			_ = p.ns.Close()
 			_ = testutils.UnmountNS(p.ns)
 		}
+		// The runtime deleted the namespaces: their pairs go (DEL left them
+		// to it) before the next round's pods, named alike, come.
+		w.waitNoVeths()
 	}
 }
 
@@ -328,8 +335,9 @@ func (w *world) settleFree(target int) {
 func reportContest(b *testing.B, workload string, all []*contestant) {
 	ref := all[1]
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "\n%s (medians of %d ADDs and %d DELs each)\n", workload, len(ref.add.d), len(ref.del.d))
-	fmt.Fprintf(&tab, "%-16s %10s %10s %10s %10s %8s\n", "contestant", "ADD ms", "ADD ratio", "DEL ms", "DEL ratio", "refills")
+	fmt.Fprintf(&tab, "\n%s (%d ADDs and %d DELs each; ratios of medians)\n", workload, len(ref.add.d), len(ref.del.d))
+	fmt.Fprintf(&tab, "%-16s %9s %9s %9s %9s %9s %9s %8s\n", "contestant", "ADD p50", "ADD p90", "ADD ratio",
+		"DEL p50", "DEL p90", "DEL ratio", "refills")
 	for _, c := range all {
 		short := strings.SplitN(c.name, "+", 2)[0]
 		c.add.report(b, workload+"-"+short+"-add")
@@ -339,9 +347,10 @@ func reportContest(b *testing.B, workload string, all []*contestant) {
 			b.ReportMetric(addR, workload+"-"+short+"-add-ratio")
 			b.ReportMetric(delR, workload+"-"+short+"-del-ratio")
 		}
-		fmt.Fprintf(&tab, "%-16s %10.2f %10.2f %10.2f %10.2f %8d\n", c.name, c.add.pct(0.5), addR, c.del.pct(0.5), delR, c.refills)
+		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8d\n", c.name, c.add.pct(0.5), c.add.pct(0.9), addR,
+			c.del.pct(0.5), c.del.pct(0.9), delR, c.refills)
 	}
-	fmt.Fprintf(&tab, "targets: ADD ratio <= 0.60, DEL ratio <= 0.80; load average %s", loadAvg())
+	fmt.Fprintf(&tab, "targets: ADD ratio <= 0.60, DEL ratio <= 0.50; load average %s", loadAvg())
 	b.Log(tab.String())
 }
 
@@ -387,10 +396,11 @@ func BenchmarkVersionStartup(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	installCopy(b, bin("vpcctl"), filepath.Join(dir, "vpc-cni")) // by copy, as users get it
 	env := []string{"CNI_COMMAND=VERSION"}
 	var v, e, s samples
 	rotated(b, []func(){
-		func() { v.timed(b, func() run { return execHere(bin("vpc-cni"), env, nil) }) },
+		func() { v.timed(b, func() run { return execHere(filepath.Join(dir, "vpc-cni"), env, nil) }) },
 		func() { e.timed(b, func() run { return execHere(filepath.Join(dir, "empty"), env, nil) }) },
 		func() { s.timed(b, func() run { return execHere(filepath.Join(dir, "sdkonly"), env, nil) }) },
 	})
@@ -399,6 +409,16 @@ func BenchmarkVersionStartup(b *testing.B) {
 	s.report(b, "sdkonly")
 	ratio(b, "version-vs-empty", &v, &e)
 	ratio(b, "sdkonly-vs-empty", &s, &e)
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "\nVERSION start-up (%d execs each)\n%-16s %9s %9s %9s\n", len(v.d), "binary", "p50 ms", "p90 ms", "ratio")
+	for _, r := range []struct {
+		name string
+		s    *samples
+	}{{"vpc-cni", &v}, {"empty Go", &e}, {"sdk+bbolt only", &s}} {
+		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f\n", r.name, r.s.pct(0.5), r.s.pct(0.9), r.s.pct(0.5)/e.pct(0.5))
+	}
+	fmt.Fprintf(&tab, "target: vpc-cni <= 1.50 of the empty binary; load average %s", loadAvg())
+	b.Log(tab.String())
 }
 
 // IPAM only: vpc-cni as the "ipam" of a ptp-style configuration, called the

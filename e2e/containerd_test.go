@@ -61,6 +61,10 @@ func TestContainerdCRI(t *testing.T) {
 		if _, err := cri.run("stopp", p.id); err != nil {
 			t.Fatal(err)
 		}
+		// DEL has run: nothing routes to the pod any more, whether or not
+		// the kernel has destroyed its veth pair yet.
+		w.assertNotRouted(held[p.id+"/"+p.ifname])
+		_ = p.ns.Close() // the test's own hold: the runtime's is all that keeps the namespace now
 		if _, err := cri.run("rmp", p.id); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +73,26 @@ func TestContainerdCRI(t *testing.T) {
 		}
 	}
 	waitBackgroundPasses(t, logFile)
+	// DEL leaves the pairs to the namespaces' deletion: they must all go.
+	w.waitNoVeths()
 	w.assertNodeClean()
+}
+
+// assertNotRouted: no host route or rule of a's addresses
+// is left in the node namespace.
+func (w *world) assertNotRouted(a store.Assignment) {
+	w.tb.Helper()
+	st := w.rawHostState()
+	for _, r := range st.Routes {
+		if r.IP == a.IP || r.IP == a.IPv6 {
+			w.tb.Errorf("route to %s dev %s left after DEL", r.IP, r.Veth)
+		}
+	}
+	for _, r := range st.Rules {
+		if r.IP == a.IP || r.IP == a.IPv6 {
+			w.tb.Errorf("rule %d for %s left after DEL", r.Priority, r.IP)
+		}
+	}
 }
 
 // assertCRIPods: distinct addresses held by the pods containerd named, the

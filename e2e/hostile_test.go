@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/testenv"
 )
 
 // The plugin never wires the namespace it runs in. A runtime that passes
@@ -77,6 +78,8 @@ func TestDelWithTheNodesNamespaceReleasesAndKeepsTheNode(t *testing.T) {
 	if n := len(w.assignments()); n != 0 {
 		t.Fatalf("%d assignments after DEL", n)
 	}
+	testenv.DeleteNetNS(p.ns) // the runtime's, after DEL: the pair goes with it
+	w.waitNoVeths()
 	if after := w.nodeDump(); !slices.Equal(after, node) {
 		t.Errorf("the node changed:\n%s", diffLines(node, after))
 	}

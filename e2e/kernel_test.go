@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +19,23 @@ import (
 	"vpc-cni/netns"
 )
 
-// handleIn opens a netlink socket inside n without switching any thread.
+// handleIn opens a netlink socket inside n without switching any thread,
+// closed when the test ends.
 func handleIn(tb testing.TB, n ns.NetNS) *netlink.Handle {
+	tb.Helper()
+	h := openHandleIn(tb, n)
+	tb.Cleanup(h.Close)
+	return h
+}
+
+// openHandleIn is handleIn for the caller to close: an open socket holds
+// its namespace, and a pod's must go when the runtime deletes it.
+func openHandleIn(tb testing.TB, n ns.NetNS) *netlink.Handle {
 	tb.Helper()
 	h, err := netlink.NewHandleAt(vnetns.NsHandle(n.Fd()))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(h.Close)
 	return h
 }
 
@@ -52,7 +62,9 @@ func is32(n *net.IPNet, a netip.Addr) bool {
 // is 0 for the primary ENI, else the secondary ENI's device index + 1.
 func (w *world) assertWiring(p *pod, ip netip.Addr, table int) {
 	w.tb.Helper()
-	host, podH := handleIn(w.tb, w.node), handleIn(w.tb, p.ns)
+	host, podH := openHandleIn(w.tb, w.node), openHandleIn(w.tb, p.ns)
+	defer host.Close()
+	defer podH.Close()
 	veth, err := host.LinkByName(p.hostVeth())
 	if err != nil {
 		w.tb.Fatalf("host veth %s: %v", p.hostVeth(), err)
@@ -144,12 +156,56 @@ func assertHostSide(tb testing.TB, h *netlink.Handle, veth netlink.Link, ip neti
 	}
 }
 
-// hostState lists the pod veths, rules and routes left in the node netns.
+// hostState lists the pod veths, rules and routes left in the node netns,
+// without the pairs DEL left to their namespace's deletion (detached): a
+// veth into a namespace that a path still names, with no route through it.
+// Tests keep their pods' namespaces after DEL; the runtime deletes them.
 func (w *world) hostState() netns.HostState {
+	w.tb.Helper()
+	return withoutDetached(w.rawHostState())
+}
+
+// rawHostState is everything ListHost shows, detached pairs included.
+func (w *world) rawHostState() netns.HostState {
 	w.tb.Helper()
 	var st netns.HostState
 	w.inNode(func() (err error) { st, err = netns.ListHost(); return err })
 	return st
+}
+
+// withoutDetached drops from st's Veths and Live the live veths with no
+// route that are not orphans.
+func withoutDetached(st netns.HostState) netns.HostState {
+	keep := map[string]bool{}
+	for _, r := range st.Routes {
+		keep[r.Veth] = true
+	}
+	for _, v := range st.Orphans {
+		keep[v] = true
+	}
+	detached := func(v string) bool { return slices.Contains(st.Live, v) && !keep[v] }
+	st.Veths = slices.DeleteFunc(st.Veths, detached)
+	st.Live = slices.DeleteFunc(st.Live, detached)
+	return st
+}
+
+// waitNoVeths waits until no pod veth is left in the node namespace (the
+// kernel destroys a deleted namespace's pairs asynchronously) and reports
+// those still there after a minute.
+func (w *world) waitNoVeths() {
+	w.tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := w.rawHostState()
+		if len(st.Veths) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.tb.Errorf("pod veths still on the node a minute after their namespaces were deleted: %v", st.Veths)
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition: the kernel's namespace cleanup sends no event here
+	}
 }
 
 // readSysctl reads a sysctl inside n, e.g. "net/ipv4/conf/eth0/rp_filter".

@@ -229,5 +229,9 @@ func TestContainerdCRILostState(t *testing.T) {
 		}
 	}
 	waitBackgroundPasses(t, logFile)
+	for _, p := range pods {
+		_ = p.ns.Close() // the test's hold: the pairs go with the namespaces
+	}
+	w.waitNoVeths()
 	w.assertNodeClean()
 }

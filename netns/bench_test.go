@@ -60,3 +60,32 @@ func BenchmarkSetupENI(b *testing.B) {
 		return nil
 	})
 }
+
+// BenchmarkInUseGuard times SetupPod's point-of-use guard alone (inUse: one
+// main-table read for the address's host route) on a node where the
+// address is free and `others` pods are routed, and where a live pod holds
+// it (the read plus a link read).
+func BenchmarkInUseGuard(b *testing.B) {
+	for _, held := range []bool{false, true} {
+		b.Run(fmt.Sprintf("held=%v", held), func(b *testing.B) {
+			node := newNode(b)
+			_, p := newPod(b, "guard", "100.64.7.8", 3)
+			ip := netip.MustParseAddr("100.64.7.9")
+			if held {
+				ip = p.IP
+			}
+			inNS(b, node, func() error {
+				if _, err := SetupPod(p); err != nil {
+					return err
+				}
+				return withHost(func(h *netlink.Handle) error {
+					b.ResetTimer()
+					for range b.N {
+						_ = inUse(h, ip, "other")
+					}
+					return nil
+				})
+			})
+		})
+	}
+}

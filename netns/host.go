@@ -23,6 +23,9 @@ type HostState struct {
 	// The kernel deletes both ends of a veth when either namespace goes, so
 	// that namespace is alive: a running pod's, whatever the store says.
 	Live []string
+	// Orphans are the Live veths without a host route whose namespace no
+	// path names (orphans): DELeted pods' pairs nothing will use again.
+	Orphans []string
 }
 
 // RuleInfo is one pod rule: IP is the destination of a 512 rule and the
@@ -59,8 +62,11 @@ func ListHostWith(prefix string) (st HostState, err error) {
 		if st.Rules, err = listPodRules(h); err != nil {
 			return err
 		}
-		st.Routes, err = listPodRoutes(h, veths)
-		return err
+		if st.Routes, err = listPodRoutes(h, veths); err != nil {
+			return err
+		}
+		st.Orphans = orphans(h, veths, st.Routes)
+		return nil
 	})
 	return st, err
 }

@@ -77,11 +77,13 @@ func (c *call) dropWaiter() error {
 	return nil
 }
 
-// unwire removes what ADD set up on the node: the whole wiring as the
-// interface plugin, the policy rules as an IPAM delegate.
+// unwire removes what ADD set up on the node that routes to the pod: its
+// routes, neighbours and rules as the interface plugin (the veth pair goes
+// with the namespace the runtime deletes next), the policy rules as an IPAM
+// delegate.
 func (c *call) unwire(a store.Assignment, found bool) error {
 	if !c.cfg.Delegate {
-		return c.host.TeardownPod(c.teardownSpec(a, found))
+		return c.host.DetachPod(c.teardownSpec(a, found))
 	}
 	if found {
 		return c.clearRules(a)

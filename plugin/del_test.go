@@ -75,7 +75,7 @@ func TestDelOnANodeNeverReconciledSucceeds(t *testing.T) {
 func TestDelKeepsTheAddressWhenTeardownFails(t *testing.T) {
 	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10"))
 	n.add("c1")
-	n.host.fail["TeardownPod"] = errKernel
+	n.host.fail["DetachPod"] = errKernel
 	_, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil)))
 	wantCode(t, err, types.ErrInternal, "tearing down c1/eth0")
 	if _, ok := n.assignment("c1/eth0"); !ok || n.state("100.64.0.10") != pool.Assigned {

@@ -141,7 +141,7 @@ func (c *call) maybeRefill() {
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
-	cmd := exec.Command(self, append(args, "reconcile", "--wait", "--timeout", refillTimeout.String(), "--log-summary")...)
+	cmd := exec.Command(self, append(args, "reconcile", "--wait", "--refill", "--timeout", refillTimeout.String(), "--log-summary")...)
 	cmd.Args[0] = "vpcctl"
 	// Its log and its one-line summary go to the plugin's log file: nothing
 	// reaches the runtime, whose stdout is the CNI result. The full report is

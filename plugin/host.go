@@ -27,11 +27,17 @@ type Host interface {
 	// duplicated. On an error it removes what it made, and ADD gives the
 	// address back.
 	SetupPod(p netns.Pod) (netns.Wired, error)
-	// TeardownPod removes what SetupPod made (DEL, GC): the pod interface if
+	// TeardownPod removes what SetupPod made (GC): the pod interface if
 	// its namespace still exists, the host veth, the host route and the
 	// rules. Idempotent: a piece, or the namespace, already gone is done. On
-	// an error the address is kept, so a retried DEL finds it.
+	// an error the address is kept, so a later GC finds it.
 	TeardownPod(p netns.Pod) error
+	// DetachPod removes what routes to the pod and what would keep its
+	// address from another pod (DEL): the host routes, the host neighbours
+	// and the rules. The veth pairs are left to the runtime's deletion of
+	// the namespace (netns.DetachPod says why that is safe). Idempotent; on
+	// an error the address is kept, so a retried DEL finds it.
+	DetachPod(p netns.Pod) error
 	// CheckPod verifies every piece SetupPod makes (CHECK) and returns a
 	// *netns.WiringError for the first one missing or wrong; another error
 	// means it could not look. It changes nothing.
@@ -62,6 +68,7 @@ var _ Host = Kernel{}
 func (Kernel) CheckNetns(path string) error                    { return netns.CheckPodNetns(path) }
 func (Kernel) SetupPod(p netns.Pod) (netns.Wired, error)       { return netns.SetupPod(p) }
 func (Kernel) TeardownPod(p netns.Pod) error                   { return netns.TeardownPod(p) }
+func (Kernel) DetachPod(p netns.Pod) error                     { return netns.DetachPod(p) }
 func (Kernel) CheckPod(p netns.Pod) error                      { return netns.CheckPod(p) }
 func (Kernel) SetPodRules(ip netip.Addr, table int) error      { return netns.SetPodRules(ip, table) }
 func (Kernel) ClearPodRules(ip netip.Addr) error               { return netns.ClearPodRules(ip) }

@@ -23,7 +23,7 @@ import (
 type fakeHost struct {
 	pods  map[netip.Addr]netns.Pod
 	rules map[netip.Addr]int
-	torn  []netns.Pod // every TeardownPod, in order
+	torn  []netns.Pod // every TeardownPod and DetachPod, in order
 	fail  map[string]error
 	// node is the path of the plugin's own namespace; notNetns are paths
 	// that exist but are no network namespace. Any other existing path
@@ -66,6 +66,15 @@ func (h *fakeHost) SetupPod(p netns.Pod) (netns.Wired, error) {
 
 func (h *fakeHost) TeardownPod(p netns.Pod) error {
 	if err := h.fail["TeardownPod"]; err != nil {
+		return err
+	}
+	h.torn = append(h.torn, p)
+	delete(h.pods, p.IP)
+	return nil
+}
+
+func (h *fakeHost) DetachPod(p netns.Pod) error {
+	if err := h.fail["DetachPod"]; err != nil {
 		return err
 	}
 	h.torn = append(h.torn, p)

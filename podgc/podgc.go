@@ -124,15 +124,28 @@ func PodOf(a store.Assignment) netns.Pod {
 func LivePods(hs netns.HostState) []netns.RouteInfo { return hs.LivePods() }
 
 // removeUnowned removes veths, routes and rules that no live assignment owns
-// and that lead to no live namespace; the latter it lists as Unowned.
+// and that lead to no live namespace, or to one no path names (an orphan);
+// the rest it lists as Unowned.
 func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
 	veths, ips := map[string]bool{}, map[netip.Addr]bool{}
 	for _, a := range live {
 		veths[a.HostVeth], ips[a.IP], ips[a.IPv6] = true, true, true
 	}
+	orphans, routed := map[string]bool{}, map[string]bool{}
+	for _, v := range hs.Orphans {
+		orphans[v] = true
+	}
+	for _, r := range hs.Routes {
+		routed[r.Veth] = true
+	}
 	for _, v := range hs.Live {
-		if !veths[v] {
-			veths[v] = true
+		if veths[v] || orphans[v] {
+			continue
+		}
+		veths[v] = true
+		// One without a route is a DELeted pod's pair, left to its
+		// namespace's deletion (netns.DetachPod): the runtime's to remove.
+		if routed[v] {
 			rep.Unowned = append(rep.Unowned, "veth "+v+" into a live namespace")
 		}
 	}
@@ -149,7 +162,11 @@ func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRu
 		}
 	}
 	for _, v := range hs.Veths {
-		if !veths[v] {
+		switch {
+		case veths[v]:
+		case orphans[v]: // a DELeted pod's pair whose namespace no path names (netns.DetachPod)
+			remove("veth "+v+" into a namespace no path names", v, netip.Addr{})
+		default:
 			remove("veth "+v, v, netip.Addr{})
 		}
 	}

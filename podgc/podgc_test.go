@@ -160,3 +160,26 @@ func TestKeepsWiringIntoLiveNamespaces(t *testing.T) {
 		t.Fatalf("LivePods = %v, want only %s", got, running)
 	}
 }
+
+// DEL leaves a pod's veth pair to its namespace's deletion. gc removes one
+// whose namespace no path names (an orphan), and keeps, without reporting
+// it as a running pod's, one whose namespace lives on (the runtime may ADD
+// in it again, which makes the pair afresh).
+func TestRemovesOrphanVethsAndKeepsDetachedOnes(t *testing.T) {
+	st := newPool(t)
+	host := &fakeHost{state: netns.HostState{
+		Veths:   []string{"enidetached", "eniorphan"},
+		Live:    []string{"enidetached", "eniorphan"},
+		Orphans: []string{"eniorphan"},
+	}}
+	rep, err := Run(st, host, false, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"eniorphan|invalid IP"}; !slices.Equal(host.leftovers, want) {
+		t.Fatalf("removed %v, want %v", host.leftovers, want)
+	}
+	if len(rep.Unowned) != 0 || len(rep.Leftovers) != 1 {
+		t.Fatalf("report %+v: want one leftover (the orphan) and nothing unowned", rep)
+	}
+}

@@ -28,3 +28,11 @@ func (t *Tx) claimRefill(now time.Time) (bool, error) {
 // ClearRefillClaim is called by a pass in the transaction where it plans:
 // its plan serves every ADD taken so far.
 func (t *Tx) ClearRefillClaim() error { return t.bucket(bState).Delete(kRefillClaim) }
+
+// RefillClaimed reports whether a refill claim stands (younger than
+// RefillClaimTTL). A detached refill that finds none once it holds the
+// reconcile lock was served by a pass that planned after its ADD claimed.
+func (t *Tx) RefillClaimed(now time.Time) bool {
+	v := t.bucket(bState).Get(kRefillClaim)
+	return len(v) == 8 && now.Sub(readTime(v)) < RefillClaimTTL
+}
