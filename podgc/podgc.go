@@ -126,8 +126,12 @@ func LivePods(hs netns.HostState) []netns.RouteInfo { return hs.LivePods() }
 // removeUnowned removes veths, routes and rules that no live assignment owns
 // and that lead to no live namespace, or to one no path names (an orphan);
 // the rest it lists as Unowned.
-func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
-	veths, ips := map[string]bool{}, map[netip.Addr]bool{}
+// owned is what removeUnowned leaves: the live assignments' veths and
+// addresses, and running pods' wiring into live namespaces (listed as
+// Unowned when no assignment owns it); orphans are DELeted pods' pairs
+// into a namespace no path names.
+func owned(hs netns.HostState, live []store.Assignment, rep *Report) (veths map[string]bool, ips map[netip.Addr]bool, orphans map[string]bool) {
+	veths, ips = map[string]bool{}, map[netip.Addr]bool{}
 	for _, a := range live {
 		veths[a.HostVeth], ips[a.IP], ips[a.IPv6] = true, true, true
 	}
@@ -152,6 +156,11 @@ func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRu
 	for _, r := range LivePods(hs) {
 		ips[r.IP] = true // its route and rules are the running pod's
 	}
+	return veths, ips, orphans
+}
+
+func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
+	veths, ips, orphans := owned(hs, live, rep)
 	remove := func(what, veth string, ip netip.Addr) {
 		rep.Leftovers = append(rep.Leftovers, what)
 		if dryRun {
