@@ -123,9 +123,6 @@ func PodOf(a store.Assignment) netns.Pod {
 // (netns.HostState.LivePods).
 func LivePods(hs netns.HostState) []netns.RouteInfo { return hs.LivePods() }
 
-// removeUnowned removes veths, routes and rules that no live assignment owns
-// and that lead to no live namespace, or to one no path names (an orphan);
-// the rest it lists as Unowned.
 // owned is what removeUnowned leaves: the live assignments' veths and
 // addresses, and running pods' wiring into live namespaces (listed as
 // Unowned when no assignment owns it); orphans are DELeted pods' pairs
@@ -159,6 +156,9 @@ func owned(hs netns.HostState, live []store.Assignment, rep *Report) (veths map[
 	return veths, ips, orphans
 }
 
+// removeUnowned removes veths, routes and rules that no live assignment owns
+// and that lead to no live namespace, or to one no path names (an orphan);
+// the rest it lists as Unowned.
 func removeUnowned(host Host, hs netns.HostState, live []store.Assignment, dryRun bool, rep *Report) {
 	veths, ips, orphans := owned(hs, live, rep)
 	remove := func(what, veth string, ip netip.Addr) {
