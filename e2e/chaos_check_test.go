@@ -112,7 +112,9 @@ func (c *chaos) checkWiring(all []store.Assignment) {
 			}
 			want.Routes = append(want.Routes, netns.RouteInfo{IP: ip, Veth: a.HostVeth})
 			want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioToPod, IP: ip, Table: unix.RT_TABLE_MAIN})
-			if a.DeviceIndex > 0 && ip.Is4() { // IPv6 replies use main: the /80 is the primary ENI's (netns.Pod.TableFor)
+			// A from-rule only for IPv4 on a secondary ENI: a pod's IPv6 is
+			// the primary ENI's /80's and routes by main (netns.Pod.TableFor).
+			if a.DeviceIndex > 0 && ip.Is4() {
 				want.Rules = append(want.Rules, netns.RuleInfo{Priority: netns.PrioFromPod, IP: ip, Table: a.DeviceIndex + 1})
 			}
 		}
