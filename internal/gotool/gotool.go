@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,9 +131,19 @@ func BuildModule(m Module, log io.Writer) (string, error) {
 
 func have(dir string, pkgs []string) bool {
 	for _, p := range pkgs {
-		if _, err := os.Stat(filepath.Join(dir, filepath.Base(p))); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, BinaryName(p))); err != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// BinaryName is the name go build gives pkg's binary: its last element,
+// or the one before a major version suffix (go.etcd.io/etcd/server/v3: server).
+func BinaryName(pkg string) string {
+	base := path.Base(pkg)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" {
+		return path.Base(path.Dir(pkg))
+	}
+	return base
 }
