@@ -40,9 +40,11 @@ type tools struct {
 func (t tools) k(name string) string { return filepath.Join(t.kube, name) }
 
 // buildTools builds (or finds in ~/.cache/vpc-cni-e2e) every binary.
-func buildTools(repo, dir string, log io.Writer) (tools, error) {
-	var t tools
-	var err error
+func buildTools(repo, dir string, log io.Writer, netOnly bool) (tools, error) {
+	t, err := buildLocal(repo, dir, log)
+	if err != nil || netOnly {
+		return t, err
+	}
 	replace := map[string]string{}
 	for _, m := range kubeStaging {
 		replace["k8s.io/"+m] = kubeStagingVer
@@ -71,10 +73,14 @@ func buildTools(repo, dir string, log io.Writer) (tools, error) {
 	if t.containerd, err = gotool.BuildModule(ctrd, log); err != nil {
 		return t, err
 	}
-	if t.helm, err = gotool.Install("helm.sh/helm/v3/cmd/helm", helmVersion, "helm"); err != nil {
-		return t, err
-	}
-	// vpcctl as the Makefile builds it, and containerd's loopback plugin at go.mod's version.
+	t.helm, err = gotool.Install("helm.sh/helm/v3/cmd/helm", helmVersion, "helm")
+	return t, err
+}
+
+// buildLocal builds vpcctl as the Makefile does, and containerd's loopback
+// plugin at go.mod's version.
+func buildLocal(repo, dir string, log io.Writer) (tools, error) {
+	var t tools
 	bin := filepath.Join(dir, "bin")
 	if err := run(log, repo, "make", "build", "BIN="+bin, "VERSION=cluster", "COMMIT=cluster"); err != nil {
 		return t, err

@@ -32,6 +32,8 @@ import (
 
 const instanceType = "t3.medium"
 
+var netOnly *bool
+
 type cluster struct {
 	dir, repo  string
 	log        io.Writer
@@ -54,6 +56,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", "/tmp/vpc-cni-cluster", "where everything the cluster makes lives")
+	netOnly = fs.Bool("net-only", false, "up: only the VPC and the nodes' namespaces and emulators (debugging)")
 	detach := fs.Bool("detach", false, "up: run in the background, return once the cluster is ready")
 	_ = fs.Parse(os.Args[2:])
 	var err error
@@ -145,7 +148,7 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 	var err error
 	t0 := time.Now()
 	c.step("building (cached in ~/.cache/vpc-cni-e2e)")
-	if c.tools, err = buildTools(c.repo, c.dir, c.log); err != nil {
+	if c.tools, err = buildTools(c.repo, c.dir, c.log, *netOnly); err != nil {
 		return err
 	}
 	c.step("built in %s", time.Since(t0).Round(time.Second))
@@ -161,6 +164,15 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 	if err := c.makeNetwork(); err != nil {
 		return err
 	}
+	for _, n := range c.nodes {
+		if err := n.startNamespaces(c); err != nil {
+			return fmt.Errorf("%s: %w", n.name, err)
+		}
+	}
+	go c.syncVPC(stop)
+	if *netOnly {
+		return nil
+	}
 	t1 := time.Now()
 	if err := c.startControlPlane(); err != nil {
 		return err
@@ -171,7 +183,6 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 			return fmt.Errorf("%s: %w", n.name, err)
 		}
 	}
-	go c.syncVPC(stop)
 	if err := c.installVPCCNI(); err != nil {
 		return err
 	}
@@ -231,13 +242,13 @@ func (c *cluster) makeNetwork() error {
 	if c.ctl, err = newHolder("ctl", []string{"--net"}, "true"); err != nil {
 		return err
 	}
-	c.holders = append(c.holders, c.ctl)
+	c.addHolder(c.ctl)
 	var routers [2]*holder
 	for i := range routers {
 		if routers[i], err = newHolder(fmt.Sprintf("vpc%d", i+1), []string{"--net"}, "true"); err != nil {
 			return err
 		}
-		c.holders = append(c.holders, routers[i])
+		c.addHolder(routers[i])
 		if err := sysctls(routers[i].netns(), routerSysctls); err != nil {
 			return err
 		}
@@ -341,11 +352,11 @@ func (c *cluster) vpcctlMaxPods() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("vpcctl max-pods: %v", err)
 	}
-	f := strings.Fields(string(out))
-	if len(f) == 0 {
+	f := strings.Fields(string(out)) // MAX PODS  17
+	if len(f) < 3 {
 		return 0, errors.New("vpcctl max-pods printed nothing")
 	}
-	return strconv.Atoi(f[0])
+	return strconv.Atoi(f[2])
 }
 
 func (c *cluster) ctr() string { return filepath.Join(c.tools.containerd, "ctr") }
@@ -411,4 +422,14 @@ func repoRoot() (string, error) {
 		return "", fmt.Errorf("run from the repository: %v", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// addHolder records a namespace holder, in DIR/holders too (for a down after a dead up).
+func (c *cluster) addHolder(h *holder) {
+	c.holders = append(c.holders, h)
+	var b strings.Builder
+	for _, h := range c.holders {
+		fmt.Fprintf(&b, "%d %s\n", h.pid, h.name)
+	}
+	_ = os.WriteFile(filepath.Join(c.dir, "holders"), []byte(b.String()), 0o644)
 }

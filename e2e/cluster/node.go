@@ -124,16 +124,22 @@ func (n *node) makeCgroups() error {
 	return nil
 }
 
-// start brings up the node's namespaces, containerd (with the images) and the kubelet.
-func (n *node) start(c *cluster) error {
+// startNamespaces makes the node's namespaces and starts its emulator.
+func (n *node) startNamespaces(c *cluster) error {
 	var err error
 	if n.holder, err = newHolder(n.name, []string{"--net", "--mount", "--propagation", "private"}, n.mountScript()); err != nil {
 		return err
 	}
-	c.holders = append(c.holders, n.holder)
-	if err := n.startSim(c); err != nil {
+	c.addHolder(n.holder)
+	if err := n.newSim(); err != nil {
 		return err
 	}
+	return n.setup(n.holder.netns())
+}
+
+// start brings up containerd (with the images) and the kubelet.
+func (n *node) start(c *cluster) error {
+	var err error
 	if err := n.makeCgroups(); err != nil {
 		return err
 	}
@@ -163,13 +169,6 @@ func (n *node) start(c *cluster) error {
 		}
 	}
 	return n.startKubelet(c)
-}
-
-func (n *node) startSim(c *cluster) error {
-	if err := n.newSim(); err != nil {
-		return err
-	}
-	return n.setup(n.holder.netns())
 }
 
 func (n *node) startKubelet(c *cluster) error {

@@ -133,14 +133,8 @@ func down(dir string) error {
 			}
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "pids")); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) > 0 {
-				if pid, err := strconv.Atoi(f[0]); err == nil && syscall.Kill(pid, 0) == nil {
-					_ = syscall.Kill(-pid, syscall.SIGKILL)
-				}
-			}
-		}
+	for _, f := range []string{"pids", "holders"} {
+		killListed(filepath.Join(dir, f))
 	}
 	for i := 1; i <= 2; i++ {
 		root := fmt.Sprintf("vpc-cni-cluster-node%d", i)
@@ -152,4 +146,17 @@ func down(dir string) error {
 	}
 	fmt.Println("cluster down; removed", dir)
 	return nil
+}
+
+// killListed kills the process groups of the pids listed in file.
+func killListed(file string) {
+	if b, err := os.ReadFile(file); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				if pid, err := strconv.Atoi(f[0]); err == nil && syscall.Kill(pid, 0) == nil {
+					_ = syscall.Kill(-pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
 }
