@@ -186,6 +186,9 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 	if err := c.installVPCCNI(); err != nil {
 		return err
 	}
+	if err := c.installKubeProxy(); err != nil {
+		return err
+	}
 	return c.waitNodesReady(5 * time.Minute)
 }
 
@@ -328,12 +331,20 @@ func (c *cluster) makeImages() error {
 	simEnv := []string{"AWS_REGION=us-west-2", "AWS_ENDPOINT_URL_EC2=http://" + simListen,
 		"AWS_EC2_METADATA_SERVICE_ENDPOINT=http://" + simListen, "AWS_ACCESS_KEY_ID=AKIDEC2SIM",
 		"AWS_SECRET_ACCESS_KEY=ec2sim-secret", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
-	for _, im := range []image{
+	images := []image{
 		{ref: pauseRef, files: map[string][]byte{"pause": pause}, entrypoint: []string{"/pause"}},
 		{ref: probeRef, files: map[string][]byte{"probe": probe}, entrypoint: []string{"/probe", "serve"}},
 		{ref: vpcCNIRef, files: map[string][]byte{"usr/local/bin/vpcctl": vpcctl}, entrypoint: []string{"/usr/local/bin/vpcctl"},
 			env: append([]string{"PATH=/usr/local/bin"}, simEnv...)},
-	} {
+	}
+	if !*netOnly {
+		kp, err := c.kubeProxyImage()
+		if err != nil {
+			return err
+		}
+		images = append(images, kp)
+	}
+	for _, im := range images {
 		b, err := im.archive()
 		if err != nil {
 			return err
