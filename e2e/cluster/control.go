@@ -54,8 +54,7 @@ func (c *cluster) startControlPlane() error {
 		if name == "kube-controller-manager" {
 			args = append(args, "--use-service-account-credentials", "--service-account-private-key-file", p.path("sa.key"),
 				"--root-ca-file", p.path("ca.crt"), "--cluster-signing-cert-file", p.path("ca.crt"),
-				"--cluster-signing-key-file", p.path("ca.key"), "--service-cluster-ip-range", serviceCIDR,
-				"--controllers", "*,-cloud-node-lifecycle,-node-ipam,-route,-service")
+				"--cluster-signing-key-file", p.path("ca.key"), "--service-cluster-ip-range", serviceCIDR)
 		}
 		if _, err := c.procs.start(name, pid, false, nil, append([]string{c.tools.k(name)}, args...)...); err != nil {
 			return err

@@ -28,7 +28,7 @@ type node struct {
 
 // kubeletTunables are the sysctls the kubelet sets (or, protecting kernel
 // defaults, checks): machine-wide, so each node gets files in their place.
-var kubeletTunables = map[string]string{"vm/overcommit_memory": "1", "kernel/panic": "10",
+var kubeletTunables = map[string]string{"vm/overcommit_memory": "1", "vm/panic_on_oom": "0", "kernel/panic": "10",
 	"kernel/panic_on_oops": "1", "kernel/keys/root_maxkeys": "1000000", "kernel/keys/root_maxbytes": "25000000"}
 
 func (n *node) mountScript() string {
