@@ -257,6 +257,7 @@ func (c *cluster) makeNetwork() error {
 		}
 	}
 	for _, s := range []error{
+		loUp(c.ctl.netns()), loUp(routers[0].netns()), loUp(routers[1].netns()),
 		veth(c.ctl.netns(), "eth0", ctlIP, routers[0].netns(), "ctl0", ctlGW, 24),
 		routeVia(c.ctl.netns(), netip.Prefix{}, ctlGW),
 		veth(routers[0].netns(), "peer0", transit[0], routers[1].netns(), "peer0", transit[1], 30),

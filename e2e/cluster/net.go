@@ -242,3 +242,17 @@ func writeFile(path, body string) error {
 	}
 	return os.WriteFile(path, []byte(body), 0o644)
 }
+
+// loUp brings up lo in a fresh namespace (etcd and the API server listen on 127.0.0.1).
+func loUp(path string) error {
+	h, err := handleIn(path)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	return h.LinkSetUp(lo)
+}
