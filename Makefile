@@ -5,7 +5,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build test chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
+.PHONY: build test cluster cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
@@ -55,10 +55,33 @@ bench-scrape-flood: build
 manifests:
 	$(GO) test -count=1 -run '^TestManifestsAreTheHelmChartsDefaultRender$$' ./deploy/ -update
 
+# A Kubernetes cluster in namespaces on this machine (root): etcd and the control plane, two
+# nodes (containerd 2.x, kubelet) on the EC2 emulator with one simulated VPC, vpc-cni from the
+# Helm chart's DaemonSet. Kubernetes, etcd, containerd and helm are built from the Go module
+# proxy and cached in ~/.cache/vpc-cni-e2e/ (cold: see docs/development.md). Everything the
+# cluster makes lives under CLUSTER_DIR; cluster-down removes it.
+CLUSTER_DIR ?= /tmp/vpc-cni-cluster
+CLUSTER_WATCH ?= 10m
+
+cluster:
+	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
+	$(BIN)/vpc-cni-cluster up --detach --dir $(CLUSTER_DIR)
+
+cluster-down:
+	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
+	$(BIN)/vpc-cni-cluster down --dir $(CLUSTER_DIR)
+
+# The cluster tier: brings up a cluster of its own, checks it through the API, removes it.
+# CLUSTER_WATCH is how long the full node is watched (the issue's 10 minutes by default).
+test-cluster:
+	$(GO) test -tags cluster -count=1 -timeout 90m ./e2e/cluster/ -v -cluster.watch=$(CLUSTER_WATCH)
+
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags cluster ./e2e/cluster/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cluster ./e2e/cluster/
 
 demo: build
 	./scripts/demo.sh
