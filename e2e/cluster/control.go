@@ -35,7 +35,7 @@ func (c *cluster) startControlPlane() error {
 		"--service-account-key-file", p.path("sa.pub"), "--service-account-signing-key-file", p.path("sa.key"),
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range", serviceCIDR, "--authorization-mode", "Node,RBAC",
-		"--enable-admission-plugins", "NodeRestriction", "--allow-privileged", "true")
+		"--enable-admission-plugins", "NodeRestriction", "--allow-privileged=true")
 	if err != nil {
 		return err
 	}

@@ -82,8 +82,10 @@ func main() {
 // upDetached starts `up` in its own session with its output in DIR/up.log
 // and waits for DIR/ready (or its exit).
 func upDetached(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "up.pid")); err == nil {
-		return fmt.Errorf("%s holds a cluster already (make cluster-down)", dir)
+	if b, err := os.ReadFile(filepath.Join(dir, "up.pid")); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+			return fmt.Errorf("%s holds a running cluster already (make cluster-down)", dir)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

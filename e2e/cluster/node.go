@@ -152,7 +152,9 @@ func (n *node) start(c *cluster) error {
 		return err
 	}
 	// The plugin, run by containerd, finds the node's EC2 and IMDS through this environment.
-	if n.ctrd, err = c.procs.start(n.name+"-containerd", n.holder.pid, true, n.sim.Env(),
+	// Its own shim first on PATH, not Debian's containerd 1.6 one.
+	env := append(n.sim.Env(), "PATH="+c.tools.containerd+":"+os.Getenv("PATH"))
+	if n.ctrd, err = c.procs.start(n.name+"-containerd", n.holder.pid, true, env,
 		filepath.Join(c.tools.containerd, "containerd"), "--config", conf); err != nil {
 		return err
 	}
