@@ -31,12 +31,7 @@ func TestStateRemovedDuringAPassNeverGivesAnAddressTwice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 			rt := w.runtimeWithCache(nil)
-			running := w.newPods("run", 3)
-			for _, p := range running {
-				if _, err := rt.add(p, nil); err != nil {
-					t.Fatalf("ADD %s: %v", p.id, err)
-				}
-			}
+			running := rt.startPods("run", 3)
 			before := w.assignmentsByKey()
 			arriving := w.newPods("new", 2)
 			var wg sync.WaitGroup
@@ -109,12 +104,7 @@ func (w *world) assertEachLiveAddressOnce() {
 func TestInstallOnALostStateRebuildsIt(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 	rt := w.runtimeWithCache(nil)
-	running := w.newPods("run", 3)
-	for _, p := range running {
-		if _, err := rt.add(p, nil); err != nil {
-			t.Fatalf("ADD %s: %v", p.id, err)
-		}
-	}
+	running := rt.startPods("run", 3)
 	before := w.assignmentsByKey()
 	w.loseState()
 	// install's paths are under --root; its state dir is the world's.
@@ -131,12 +121,7 @@ func TestInstallOnALostStateRebuildsIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ADD after install: %v", err)
 	}
-	got := netip.MustParsePrefix(res.IPs[0].Address.String()).Addr()
-	for _, a := range before {
-		if a.IP == got {
-			t.Fatalf("the new pod got %s, a running pod's address (%s)", got, a.Key)
-		}
-	}
+	wantNoneOf(t, netip.MustParsePrefix(res.IPs[0].Address.String()).Addr(), before)
 	w.assertEachLiveAddressOnce()
 }
 
@@ -147,12 +132,7 @@ func TestIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0"}})
 	w.reconcile() // the addresses IMDS-only mode will use, assigned while EC2 was allowed
 	rt := w.runtimeWithCache(nil)
-	running := w.newPods("run", 2)
-	for _, p := range running {
-		if _, err := rt.add(p, nil); err != nil {
-			t.Fatalf("ADD %s: %v", p.id, err)
-		}
-	}
+	running := rt.startPods("run", 2)
 	before := w.assignmentsByKey()
 	w.writeConfig([]string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0", "ENABLE_IMDS_ONLY_MODE=true"})
 	w.loseState()
@@ -161,12 +141,7 @@ func TestIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ADD on the lost state in IMDS-only mode: %v", err)
 	}
-	got := netip.MustParsePrefix(res.IPs[0].Address.String()).Addr()
-	for _, a := range before {
-		if a.IP == got {
-			t.Fatalf("the new pod got %s, a running pod's address (%s)", got, a.Key)
-		}
-	}
+	wantNoneOf(t, netip.MustParsePrefix(res.IPs[0].Address.String()).Addr(), before)
 	for action, n := range w.sim.Counters() {
 		if n > 0 && !strings.HasPrefix(action, "IMDS") {
 			t.Errorf("%d %s calls in IMDS-only mode", n, action)
@@ -174,4 +149,27 @@ func TestIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
 	}
 	w.assertRestored(running, before, w.assignmentsByKey())
 	w.assertEachLiveAddressOnce()
+}
+
+// startPods ADDs n new pods through the runtime and fails the test if one
+// fails.
+func (rt *runtime) startPods(prefix string, n int) []*pod {
+	rt.w.tb.Helper()
+	pods := rt.w.newPods(prefix, n)
+	for _, p := range pods {
+		if _, err := rt.add(p, nil); err != nil {
+			rt.w.tb.Fatalf("ADD %s: %v", p.id, err)
+		}
+	}
+	return pods
+}
+
+// wantNoneOf fails when got is an address one of the running pods held.
+func wantNoneOf(t *testing.T, got netip.Addr, running map[string]store.Assignment) {
+	t.Helper()
+	for _, a := range running {
+		if a.IP == got {
+			t.Fatalf("the new pod got %s, a running pod's address (%s)", got, a.Key)
+		}
+	}
 }
