@@ -79,7 +79,15 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	if len(spec.Containers) == 1 {
 		checkMetricsOnPrimary(t, spec.Containers[0])
 	}
-	for _, c := range append(spec.InitContainers, spec.Containers...) {
+	for _, c := range spec.InitContainers {
+		// The one-shot install sets the node's sysctls, and a runtime mounts
+		// /proc/sys writable only in a privileged container (aws-node's init
+		// container is privileged for the same reason).
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			t.Errorf("init container %s is not privileged: its pass could not set rp_filter under a read-only /proc/sys", c.Name)
+		}
+	}
+	for _, c := range spec.Containers {
 		sc := c.SecurityContext
 		if sc == nil || sc.Privileged != nil && *sc.Privileged || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 			t.Errorf("container %s: privileged or without drop ALL", c.Name)

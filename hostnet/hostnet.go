@@ -48,7 +48,7 @@ func Check(cfg Config) (Status, error) {
 	}
 	if cfg.fwmark() && cfg.PrimaryIf != "" {
 		if st.RPFilter, err = rpFilter(cfg.PrimaryIf); err != nil {
-			return st, fmt.Errorf("reading rp_filter of %s: %w", cfg.PrimaryIf, err)
+			return st, err
 		}
 	}
 	st.Drift, err = drift(c, cfg)
@@ -57,7 +57,8 @@ func Check(cfg Config) (Status, error) {
 
 // Ensure checks the rules and repairs what is missing or stale; it is
 // idempotent and cheap when all is in place (a few netlink reads). It
-// returns what it had to (re)write.
+// returns what it had to (re)write. Settings under /proc/sys that this
+// process may not write come back as a *ReadOnlyError after the rest is set.
 func Ensure(cfg Config) (repaired []string, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -80,16 +81,16 @@ func Ensure(cfg Config) (repaired []string, err error) {
 	if repaired = append(repaired, services...); err != nil {
 		return repaired, err
 	}
-	if cfg.fwmark() && cfg.PrimaryIf != "" {
-		if changed, err = ensureRPFilter(cfg.PrimaryIf); err != nil {
-			return repaired, err
-		}
-		if changed {
-			repaired = append(repaired, "rp_filter of "+cfg.PrimaryIf)
-		}
-	}
 	more, err := ensureIPv6(c, cfg)
-	return append(repaired, more...), err
+	if repaired = append(repaired, more...); err != nil {
+		return repaired, err
+	}
+	want := cfg.sysctls()
+	if rp, ok := cfg.rpFilter(); ok {
+		want = append([]sysctl{rp}, want...)
+	}
+	set, err := ensureSysctls(want)
+	return append(repaired, set...), err
 }
 
 // ensureTable rebuilds our table of family unless it already is want.

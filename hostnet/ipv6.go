@@ -2,19 +2,11 @@ package hostnet
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/nftables"
 	"golang.org/x/sys/unix"
 )
-
-// sysctl is one kernel setting the node needs, by its path under
-// /proc/sys (the calling thread's namespace for net/).
-type sysctl struct{ path, want string }
-
-func (s sysctl) file() string { return filepath.Join("/proc/sys", s.path) }
 
 // sysctls are the settings cfg needs, as the reference's init container sets
 // them for IPv6 and the egress modes.
@@ -35,14 +27,6 @@ func (c Config) sysctls() []sysctl {
 		out = append(out, sysctl{"net/ipv4/ip_forward", "1"})
 	}
 	return out
-}
-
-func readSysctl(s sysctl) (string, error) {
-	b, err := os.ReadFile(s.file())
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", s.path, err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // drift lists what of the IPv6 and egress settings is not in place.
@@ -91,19 +75,6 @@ func ensureIPv6(c *nftables.Conn, cfg Config) ([]string, error) {
 		if changed {
 			repaired = append(repaired, fmt.Sprintf("ip -6 rule fwmark prio %d", PrioFwmark))
 		}
-	}
-	for _, s := range cfg.sysctls() {
-		got, err := readSysctl(s)
-		if err != nil {
-			return repaired, err
-		}
-		if got == s.want {
-			continue
-		}
-		if err := os.WriteFile(s.file(), []byte(s.want), 0o644); err != nil {
-			return repaired, fmt.Errorf("setting %s to %s: %w", s.path, s.want, err)
-		}
-		repaired = append(repaired, s.path+"="+s.want)
 	}
 	return repaired, nil
 }

@@ -3,9 +3,7 @@ package hostnet
 import (
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -99,25 +97,6 @@ func syncFwmarkRule(family int, want bool, mark uint32) (changed bool, err error
 // thread's namespace.
 const rpFilterLoose = "2"
 
-func rpFilterPath(link string) string {
-	return filepath.Join("/proc/sys/net/ipv4/conf", link, "rp_filter")
-}
-
 func rpFilter(link string) (string, error) {
-	b, err := os.ReadFile(rpFilterPath(link))
-	return strings.TrimSpace(string(b)), err
-}
-
-func ensureRPFilter(link string) (changed bool, err error) {
-	cur, err := rpFilter(link)
-	if err != nil {
-		return false, fmt.Errorf("reading rp_filter of %s: %w", link, err)
-	}
-	if cur == rpFilterLoose {
-		return false, nil
-	}
-	if err := os.WriteFile(rpFilterPath(link), []byte(rpFilterLoose), 0o644); err != nil {
-		return false, fmt.Errorf("setting rp_filter of %s to %s: %w", link, rpFilterLoose, err)
-	}
-	return true, nil
+	return readSysctl(sysctl{path: filepath.Join("net/ipv4/conf", link, "rp_filter")})
 }

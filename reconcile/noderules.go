@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -15,6 +16,9 @@ import (
 // ensureNodeRules is the pass's hook: it checks the node-level rules and
 // repairs what another program removed or what a changed knob makes stale.
 // A failure fails the pass (exit 1): pods' traffic depends on these rules.
+// Sysctls this process may not write (a container's read-only /proc/sys)
+// are a finding, not a failure: the rest is in place, and whoever set up
+// the node (install, as root) sets them.
 func (p *pass) ensureNodeRules(ctx context.Context) error {
 	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
 		return nil
@@ -37,6 +41,11 @@ func (p *pass) ensureNodeRules(ctx context.Context) error {
 		if len(repaired) > 0 {
 			p.log().Info("node rules set", "repaired", repaired)
 		}
+	}
+	if ro := (*hostnet.ReadOnlyError)(nil); errors.As(err, &ro) {
+		p.log().Warn("node sysctls not set", "err", ro)
+		p.rep.Findings = append(p.rep.Findings, Finding{"sysctl-read-only", ro.Error()})
+		return nil
 	}
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "node rules: "+err.Error())
