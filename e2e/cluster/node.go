@@ -79,7 +79,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 `, filepath.Join(n.dir, "containerd"), pauseRef)
 }
 
-func (n *node) kubeletConfig(c *cluster, maxPods int) string {
+// kubeletConfig has no maxPods: the boot unit's drop-in in
+// kubeletConfigDir sets it, as on a node.
+func (n *node) kubeletConfig(c *cluster) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
@@ -97,7 +99,6 @@ failCgroupV1: false
 failSwapOn: false
 protectKernelDefaults: true
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
-maxPods: %d
 resolvConf: /etc/resolv.conf
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
 imageGCHighThresholdPercent: 100
@@ -106,7 +107,7 @@ serializeImagePulls: false
 localStorageCapacityIsolation: false
 tlsCertFile: %s
 tlsPrivateKeyFile: %s
-`, n.primary, c.pki.path("ca.crt"), n.cgroupRoot(), maxPods, c.pki.path(n.name+".crt"), c.pki.path(n.name+".key"))
+`, n.primary, c.pki.path("ca.crt"), n.cgroupRoot(), c.pki.path(n.name+".crt"), c.pki.path(n.name+".key"))
 }
 
 // cgroupRoot is the node's own cgroup in every hierarchy; down removes it.
@@ -170,12 +171,15 @@ func (n *node) start(c *cluster) error {
 			return fmt.Errorf("importing %s: %v\n%s", img, err, out)
 		}
 	}
+	if err := n.boot(c); err != nil {
+		return err
+	}
 	return n.startKubelet(c)
 }
 
 func (n *node) startKubelet(c *cluster) error {
 	conf := filepath.Join(n.dir, "kubelet.yaml")
-	if err := writeFile(conf, n.kubeletConfig(c, c.maxPods)); err != nil {
+	if err := writeFile(conf, n.kubeletConfig(c)); err != nil {
 		return err
 	}
 	kc := filepath.Join(n.dir, "kubelet.kubeconfig")
@@ -184,7 +188,7 @@ func (n *node) startKubelet(c *cluster) error {
 	}
 	var err error
 	n.kubelet, err = c.procs.start(n.name+"-kubelet", n.holder.pid, true, nil, c.tools.k("kubelet"),
-		"--config", conf, "--kubeconfig", kc, "--root-dir", filepath.Join(n.dir, "kubelet"),
+		"--config", conf, "--config-dir", kubeletConfigDir, "--kubeconfig", kc, "--root-dir", filepath.Join(n.dir, "kubelet"),
 		"--hostname-override", n.name, "--node-ip", n.primary.String(), "--v", "2")
 	return err
 }
