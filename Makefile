@@ -5,7 +5,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build test cluster cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
+.PHONY: build image test cluster cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
@@ -17,6 +17,13 @@ CHAOS_STATE_FAULTS ?= false
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
 	ln -sf vpcctl $(BIN)/vpc-cni
+
+# The DaemonSet's image as an OCI archive, with no container engine: push it with
+# `skopeo copy oci-archive:bin/vpc-cni-image.tar docker://$(IMAGE):$(IMAGE_TAG)` (docs/install.md).
+IMAGE     ?= vpc-cni
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' deploy/helm/vpc-cni/Chart.yaml)
+image: build
+	$(GO) run ./deploy/image --binary $(BIN)/vpcctl --ref $(IMAGE):$(IMAGE_TAG) --out $(BIN)/vpc-cni-image.tar
 
 # The README's test command. As root the end-to-end tests build their own network namespaces.
 test: build

@@ -265,6 +265,12 @@ func TestHelmMetricsBind(t *testing.T) {
 		if len(c.Env) != 0 || (want == "") != (len(c.Ports) == 0) {
 			t.Errorf("metrics.bind=%s: env %+v, ports %+v", bind, c.Env, c.Ports)
 		}
+		if want == "" && (c.ReadinessProbe != nil || c.LivenessProbe != nil) {
+			t.Errorf("metrics.bind=off: probes %+v %+v on a port that is not served", c.ReadinessProbe, c.LivenessProbe)
+		}
+		if bind == "loopback" {
+			checkProbes(t, c, "127.0.0.1")
+		}
 	}
 	for _, set := range [][]string{{"metrics.bind=0.0.0.0"}, {"metrics.bind=loopback", "podMonitor.create=true"}} {
 		args := []string{"template", "vpc-cni", chartDir}

@@ -78,7 +78,9 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	}
 	if len(spec.Containers) == 1 {
 		checkMetricsOnPrimary(t, spec.Containers[0])
+		checkProbes(t, spec.Containers[0], "")
 	}
+	checkFleetReady(t, ds)
 	for _, c := range spec.InitContainers {
 		// The one-shot install sets the node's sysctls, and a runtime mounts
 		// /proc/sys writable only in a privileged container (aws-node's init
@@ -96,6 +98,52 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 		if err := confined(c, spec.SecurityContext); err != nil {
 			t.Errorf("container %s: %v", c.Name, err)
 		}
+	}
+}
+
+// checkProbes: readiness and liveness on the loop's /healthz, through the
+// metrics port (on host, "" for the pod's address: the node's primary).
+func checkProbes(t *testing.T, c corev1.Container, host string) {
+	t.Helper()
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "metrics" || p.HTTPGet.Host != host {
+			t.Errorf("container %s: %s probe %+v; want GET /healthz on port metrics, host %q", c.Name, name, p, host)
+		}
+	}
+}
+
+// checkFleetReady: what a fleet needs of a node agent's manifest: Linux
+// nodes only, the recommended labels, an image tag that names a release,
+// and an update that rolls a bounded share of the nodes at a time.
+func checkFleetReady(t *testing.T, ds *appsv1.DaemonSet) {
+	t.Helper()
+	spec := ds.Spec.Template.Spec
+	linux := false
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			linux = linux || slices.ContainsFunc(term.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+				return e.Key == "kubernetes.io/os" && e.Operator == corev1.NodeSelectorOpIn && slices.Equal(e.Values, []string{"linux"})
+			})
+		}
+	}
+	if !linux {
+		t.Errorf("no required node affinity to kubernetes.io/os=linux: %+v", spec.Affinity)
+	}
+	for _, labels := range []map[string]string{ds.Labels, ds.Spec.Template.Labels} {
+		for _, k := range []string{"name", "instance", "version", "component", "part-of", "managed-by"} {
+			if labels["app.kubernetes.io/"+k] == "" {
+				t.Errorf("label app.kubernetes.io/%s missing: %v", k, labels)
+			}
+		}
+	}
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		if _, tag, ok := strings.Cut(c.Image, ":"); !ok || tag == "" || tag == "latest" {
+			t.Errorf("container %s: image %q; want a release's tag, not latest", c.Name, c.Image)
+		}
+	}
+	if u := ds.Spec.UpdateStrategy; u.Type != appsv1.RollingUpdateDaemonSetStrategyType || u.RollingUpdate == nil ||
+		u.RollingUpdate.MaxUnavailable == nil || u.RollingUpdate.MaxUnavailable.String() == "100%" {
+		t.Errorf("update strategy %+v; want a rolling update of a bounded share", u)
 	}
 }
 

@@ -3,18 +3,12 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
-	"slices"
 
 	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/ociimage"
 )
 
 // Images are OCI archives imported into each node's containerd: no registry
@@ -103,83 +97,5 @@ func (e *buildError) Error() string {
 	return "building " + e.name + ": " + e.err.Error() + "\n" + string(e.out)
 }
 
-// image is one layer of files (path -> content, all mode 0755) with an
-// entrypoint and environment.
-type image struct {
-	ref        string
-	files      map[string][]byte
-	entrypoint []string
-	env        []string
-}
-
-type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int               `json:"size"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// archive is an OCI image layout in a tar (`ctr images import` reads it).
-func (im image) archive() ([]byte, error) {
-	layer, err := tarOf(im.files, 0o755)
-	if err != nil {
-		return nil, err
-	}
-	blobs := map[string][]byte{}
-	add := func(mediaType string, b []byte) descriptor {
-		sum := sha256.Sum256(b)
-		blobs["blobs/sha256/"+hex.EncodeToString(sum[:])] = b
-		return descriptor{MediaType: mediaType, Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: len(b)}
-	}
-	layerDesc := add("application/vnd.oci.image.layer.v1.tar", layer)
-	cfg, _ := json.Marshal(map[string]any{
-		"architecture": goruntime.GOARCH, "os": "linux",
-		"config": map[string]any{"Entrypoint": im.entrypoint, "Env": im.env},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
-	})
-	config := add("application/vnd.oci.image.config.v1+json", cfg)
-	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"config": config, "layers": []descriptor{layerDesc}})
-	manifest := add("application/vnd.oci.image.manifest.v1+json", man)
-	manifest.Annotations = map[string]string{"io.containerd.image.name": im.ref}
-	blobs["index.json"], _ = json.Marshal(map[string]any{"schemaVersion": 2,
-		"mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []descriptor{manifest}})
-	blobs["oci-layout"] = []byte(`{"imageLayoutVersion":"1.0.0"}`)
-	return tarOf(blobs, 0o644)
-}
-
-// tarOf packs files sorted by name (a stable digest), parents first.
-func tarOf(files map[string][]byte, mode int64) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	dirs := map[string]bool{}
-	for _, n := range names {
-		for d := filepath.Dir(n); d != "." && !dirs[d]; d = filepath.Dir(d) {
-			dirs[d] = true
-		}
-	}
-	ds := make([]string, 0, len(dirs))
-	for d := range dirs {
-		ds = append(ds, d)
-	}
-	slices.Sort(ds)
-	for _, d := range ds {
-		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
-			return nil, err
-		}
-	}
-	for _, n := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: mode, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(files[n]); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), tw.Close()
-}
+// exe is an executable file of an image.
+func exe(b []byte) ociimage.File { return ociimage.File{Data: b, Mode: 0o755} }

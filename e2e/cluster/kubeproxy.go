@@ -5,6 +5,9 @@ package main
 import (
 	"fmt"
 	"os"
+	goruntime "runtime"
+
+	"vpc-cni/internal/ociimage"
 )
 
 const kubeProxyRef = "localhost/vpc-cni-cluster/kube-proxy:" + kubeVersion
@@ -82,10 +85,10 @@ spec:
       - {name: lib64, hostPath: {path: /usr/lib64}}
 `, ctlIP, kubeProxyRef)
 
-func (c *cluster) kubeProxyImage() (image, error) {
+func (c *cluster) kubeProxyImage() (ociimage.Image, error) {
 	b, err := os.ReadFile(c.tools.k("kube-proxy"))
-	return image{ref: kubeProxyRef, files: map[string][]byte{"kube-proxy": b}, entrypoint: []string{"/kube-proxy"},
-		env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}}, err
+	return ociimage.Image{Ref: kubeProxyRef, Arch: goruntime.GOARCH, Files: map[string]ociimage.File{"kube-proxy": exe(b)},
+		Entrypoint: []string{"/kube-proxy"}, Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}}, err
 }
 
 func (c *cluster) installKubeProxy() error {

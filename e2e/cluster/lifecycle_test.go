@@ -307,4 +307,3 @@ func runningPodsWithin(t *testing.T, selector string, want int, timeout time.Dur
 	})
 	return got
 }
-

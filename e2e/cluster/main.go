@@ -22,12 +22,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/ociimage"
 )
 
 const instanceType = "t3.medium"
@@ -334,11 +336,12 @@ func (c *cluster) makeImages() error {
 	simEnv := []string{"AWS_REGION=us-west-2", "AWS_ENDPOINT_URL_EC2=http://" + simListen,
 		"AWS_EC2_METADATA_SERVICE_ENDPOINT=http://" + simListen, "AWS_ACCESS_KEY_ID=AKIDEC2SIM",
 		"AWS_SECRET_ACCESS_KEY=ec2sim-secret", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
-	images := []image{
-		{ref: pauseRef, files: map[string][]byte{"pause": pause}, entrypoint: []string{"/pause"}},
-		{ref: probeRef, files: map[string][]byte{"probe": probe}, entrypoint: []string{"/probe", "serve"}},
-		{ref: vpcCNIRef, files: map[string][]byte{"usr/local/bin/vpcctl": vpcctl}, entrypoint: []string{"/usr/local/bin/vpcctl"},
-			env: append([]string{"PATH=/usr/local/bin"}, simEnv...)},
+	arch := goruntime.GOARCH
+	images := []ociimage.Image{
+		{Ref: pauseRef, Arch: arch, Files: map[string]ociimage.File{"pause": exe(pause)}, Entrypoint: []string{"/pause"}},
+		{Ref: probeRef, Arch: arch, Files: map[string]ociimage.File{"probe": exe(probe)}, Entrypoint: []string{"/probe", "serve"}},
+		{Ref: vpcCNIRef, Arch: arch, Files: map[string]ociimage.File{"usr/local/bin/vpcctl": exe(vpcctl)},
+			Entrypoint: []string{"/usr/local/bin/vpcctl"}, Env: append([]string{"PATH=/usr/local/bin"}, simEnv...)},
 	}
 	if !*netOnly {
 		kp, err := c.kubeProxyImage()
@@ -348,11 +351,11 @@ func (c *cluster) makeImages() error {
 		images = append(images, kp)
 	}
 	for _, im := range images {
-		b, err := im.archive()
+		b, err := im.Archive()
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(dir, strings.ReplaceAll(filepath.Base(im.ref), ":", "-")+".tar")
+		path := filepath.Join(dir, strings.ReplaceAll(filepath.Base(im.Ref), ":", "-")+".tar")
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			return err
 		}

@@ -1,6 +1,17 @@
-{{/* The image of both containers. */}}
+{{/* The image of both containers: the tag defaults to the chart's appVersion, never latest. */}}
 {{- define "vpc-cni.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* The recommended labels on every object; selectors use app.kubernetes.io/name only, which never changes. */}}
+{{- define "vpc-cni.labels" -}}
+app.kubernetes.io/name: vpc-cni
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/component: cni
+app.kubernetes.io/part-of: vpc-cni
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: vpc-cni-{{ .Chart.Version }}
 {{- end }}
 
 {{/* The loop's --metrics-listen for metrics.bind; empty when off. */}}
