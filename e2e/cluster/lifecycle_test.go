@@ -307,3 +307,25 @@ func runningPodsWithin(t *testing.T, selector string, want int, timeout time.Dur
 	})
 	return got
 }
+
+// What the DaemonSet's passes do from inside its sandbox takes effect: the
+// privileged install set rp_filter, and the confined loop puts back the
+// nftables table, the fwmark rule and an ENI's route table that another
+// program removed (within two of its passes).
+func TestTheLoopRepairsTheNodeFromItsSandbox(t *testing.T) {
+	n := tc.nodes[0]
+	if out, _ := n.exec("cat", "/proc/sys/net/ipv4/conf/eth0/rp_filter"); strings.TrimSpace(string(out)) != "2" {
+		t.Errorf("rp_filter of eth0 on %s is %q; the install init container sets 2", n.name, out)
+	}
+	script := "nft delete table ip vpc-cni && ip rule del fwmark 0x80/0x80 lookup main prio 1024 && " +
+		"for t in $(ip -o rule | sed -n 's/.*lookup \\([0-9][0-9]*\\).*/\\1/p' | sort -u); do ip route flush table $t; done"
+	if out, err := n.exec("sh", "-c", script); err != nil {
+		t.Fatalf("removing the node's rules: %v: %s", err, out)
+	}
+	eventually(t, "the loop's repair of table, fwmark rule and ENI tables", 3*time.Minute, func() (bool, string) {
+		out, _ := n.exec("sh", "-c", "nft list table ip vpc-cni >/dev/null && echo table; ip rule | grep -c 'fwmark 0x80/0x80'; "+
+			"for t in $(ip -o rule | sed -n 's/.*lookup \\([0-9][0-9]*\\).*/\\1/p' | sort -u); do ip route show table $t | grep -q default || echo empty $t; done")
+		s := string(out)
+		return strings.HasPrefix(s, "table\n1\n") && !strings.Contains(s, "empty"), s
+	})
+}
