@@ -5,7 +5,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
 BIN      := bin
 
-.PHONY: build image test cluster cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
+.PHONY: build image test cluster conformance cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
@@ -73,6 +73,12 @@ CLUSTER_WATCH ?= 10m
 cluster:
 	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
 	$(BIN)/vpc-cni-cluster up --detach --dir $(CLUSTER_DIR)
+
+# Kubernetes' own sig-network checks that need no cloud provider (e2e.test and agnhost built
+# from the module proxy, cached), against the cluster make cluster left up.
+conformance:
+	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
+	$(BIN)/vpc-cni-cluster conformance --dir $(CLUSTER_DIR)
 
 cluster-down:
 	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster

@@ -45,18 +45,11 @@ func buildTools(repo, dir string, log io.Writer, netOnly bool) (tools, error) {
 	if err != nil || netOnly {
 		return t, err
 	}
-	replace := map[string]string{}
-	for _, m := range kubeStaging {
-		replace["k8s.io/"+m] = kubeStagingVer
-	}
-	ver := "k8s.io/component-base/version"
-	minor := strings.Split(kubeVersion, ".")[1]
-	kube := gotool.Module{Name: "kubernetes", Version: kubeVersion, Require: "k8s.io/kubernetes", Replace: replace,
-		LDFlags: fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean",
-			ver, kubeVersion, ver, ver, minor, ver)}
+	var cmds []string
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl", "kube-proxy"} {
-		kube.Packages = append(kube.Packages, "k8s.io/kubernetes/cmd/"+c)
+		cmds = append(cmds, "k8s.io/kubernetes/cmd/"+c)
 	}
+	kube := kubeModule("kubernetes", cmds, nil, nil)
 	etcd := gotool.Module{Name: "etcd", Version: etcdVersion, Require: "go.etcd.io/etcd/server/v3",
 		Packages: []string{"go.etcd.io/etcd/server/v3"}, LDFlags: "-s -w"}
 	ctrd := gotool.Module{Name: "containerd", Version: containerdVersion, Require: "github.com/containerd/containerd/v2",
@@ -102,4 +95,21 @@ func run(log io.Writer, dir, name string, args ...string) error {
 		return fmt.Errorf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return nil
+}
+
+// kubeModule builds packages of k8s.io/kubernetes at kubeVersion, its
+// staging modules mapped to their published releases, with the release's
+// version stamped in; more are packages built as well, tests as test
+// binaries.
+func kubeModule(name string, cmds, more, tests []string) gotool.Module {
+	replace := map[string]string{}
+	for _, m := range kubeStaging {
+		replace["k8s.io/"+m] = kubeStagingVer
+	}
+	ver := "k8s.io/component-base/version"
+	minor := strings.Split(kubeVersion, ".")[1]
+	return gotool.Module{Name: name, Version: kubeVersion, Require: "k8s.io/kubernetes", Replace: replace,
+		Packages: append(cmds, more...), Tests: tests,
+		LDFlags: fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean",
+			ver, kubeVersion, ver, ver, minor, ver)}
 }

@@ -9,6 +9,7 @@
 //
 //	vpc-cni-cluster up [--dir D] [--detach]
 //	vpc-cni-cluster down [--dir D]
+//	vpc-cni-cluster conformance [--dir D]   (upstream networking checks against a cluster that is up)
 package main
 
 import (
@@ -53,7 +54,7 @@ type cluster struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: vpc-cni-cluster up|down [--dir DIR] [--detach]")
+		fmt.Fprintln(os.Stderr, "usage: vpc-cni-cluster up|down|conformance [--dir DIR] [--detach]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -71,8 +72,10 @@ func main() {
 		}
 	case "down":
 		err = down(*dir)
+	case "conformance":
+		err = conformance(*dir)
 	default:
-		fmt.Fprintf(os.Stderr, "vpc-cni-cluster: unknown command %q (up or down)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "vpc-cni-cluster: unknown command %q (up, down or conformance)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {

@@ -81,7 +81,22 @@ type Module struct {
 	Require  string            // the module path, at Version
 	Replace  map[string]string // module path -> the published version it stands for
 	Packages []string          // main packages; each binary is named after its last element
-	LDFlags  string
+	// Tests are packages built as test binaries (go test -c), each named
+	// after its last element with ".test" (k8s.io/kubernetes/test/e2e: e2e.test).
+	Tests   []string
+	LDFlags string
+}
+
+// built are the binaries m's cache entry holds.
+func (m Module) built() []string {
+	var out []string
+	for _, p := range m.Packages {
+		out = append(out, BinaryName(p))
+	}
+	for _, p := range m.Tests {
+		out = append(out, BinaryName(p)+".test")
+	}
+	return out
 }
 
 // BuildModule builds m's packages into its cache entry (once; a temp dir
@@ -89,7 +104,7 @@ type Module struct {
 // command's output as it runs.
 func BuildModule(m Module, log io.Writer) (string, error) {
 	final := filepath.Join(CacheDir(), m.Name+"-"+m.Version)
-	if have(final, m.Packages) {
+	if have(final, m.built()) {
 		return final, nil
 	}
 	if err := os.MkdirAll(CacheDir(), 0o755); err != nil {
@@ -109,12 +124,21 @@ func BuildModule(m Module, log io.Writer) (string, error) {
 		return "", err
 	}
 	get := []string{"get"}
-	for _, p := range m.Packages {
+	if len(m.Tests) > 0 {
+		get = append(get, "-t") // the test binaries' own dependencies
+	}
+	for _, p := range append(m.Packages, m.Tests...) {
 		get = append(get, p+"@"+m.Version)
 	}
 	out := filepath.Join(tmp, "out")
-	build := append([]string{"build", "-trimpath", "-ldflags", m.LDFlags, "-o", out + "/"}, m.Packages...)
-	for _, args := range [][]string{get, build} {
+	steps := [][]string{get}
+	if len(m.Packages) > 0 {
+		steps = append(steps, append([]string{"build", "-trimpath", "-ldflags", m.LDFlags, "-o", out + "/"}, m.Packages...))
+	}
+	for _, p := range m.Tests {
+		steps = append(steps, []string{"test", "-c", "-trimpath", "-ldflags", m.LDFlags, "-o", filepath.Join(out, BinaryName(p)+".test"), p})
+	}
+	for _, args := range steps {
 		cmd := exec.Command(Go(), args...)
 		cmd.Dir = tmp
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
@@ -123,15 +147,15 @@ func BuildModule(m Module, log io.Writer) (string, error) {
 			return "", fmt.Errorf("go %s (in %s): %v", args[0], m.Name, err)
 		}
 	}
-	if err := os.Rename(out, final); err != nil && !have(final, m.Packages) {
+	if err := os.Rename(out, final); err != nil && !have(final, m.built()) {
 		return "", fmt.Errorf("caching %s: %v", m.Name, err)
 	}
 	return final, nil
 }
 
-func have(dir string, pkgs []string) bool {
-	for _, p := range pkgs {
-		if _, err := os.Stat(filepath.Join(dir, BinaryName(p))); err != nil {
+func have(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
 			return false
 		}
 	}

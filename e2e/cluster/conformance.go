@@ -1,0 +1,87 @@
+//go:build cluster
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/ociimage"
+)
+
+// The upstream networking checks that need no cloud provider (issue 24
+// item 3), run by Kubernetes' own e2e.test against a running cluster.
+const conformanceFocus = `\[sig-network\] Networking Granular Checks: Pods should function for (intra-pod|node-pod) communication: (http|udp)` +
+	`|\[sig-network\] Services should serve a basic endpoint from pods` +
+	`|\[sig-network\] Networking Granular Checks: Services should function for pod-Service: http`
+
+// agnhostRef is the image the release's e2e.test asks for
+// (test/utils/image/manifest.go), built here from the same release.
+const agnhostRef = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
+
+// conformance builds e2e.test and agnhost (cached), imports agnhost into
+// each node of the cluster running in dir, and runs the checks.
+func conformance(dir string) error {
+	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
+	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil {
+		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
+	}
+	t0 := time.Now()
+	bin, err := gotool.BuildModule(kubeModule("kubernetes-e2e", nil, []string{"k8s.io/kubernetes/test/images/agnhost"},
+		[]string{"k8s.io/kubernetes/test/e2e"}), os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s e2e.test and agnhost built in %s\n", time.Now().Format("15:04:05"), time.Since(t0).Round(time.Second))
+	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
+	if err != nil {
+		return err
+	}
+	img, err := ociimage.Image{Ref: agnhostRef, Files: map[string]ociimage.File{"agnhost": exe(agnhost)},
+		Entrypoint: []string{"/agnhost"}}.Archive()
+	if err != nil {
+		return err
+	}
+	tarPath := filepath.Join(dir, "images", "agnhost.tar")
+	if err := os.WriteFile(tarPath, img, 0o644); err != nil {
+		return err
+	}
+	if err := importIntoNodes(dir, tarPath); err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join(bin, "e2e.test"), "--kubeconfig", kubeconfig, "--provider", "skeleton",
+		"--ginkgo.focus", conformanceFocus, "--ginkgo.skip", `\[Feature:|\[Disruptive\]|\[Serial\]`,
+		"--ginkgo.v", "--report-dir", filepath.Join(dir, "conformance"), "--prepull-images=false")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// importIntoNodes imports an image archive into the containerd of every
+// node listed in dir/holders.
+func importIntoNodes(dir, tarPath string) error {
+	f, err := os.Open(filepath.Join(dir, "holders"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ctr := filepath.Join(gotool.CacheDir(), "containerd-"+containerdVersion, "ctr")
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) != 2 || !strings.HasPrefix(fields[1], "node") {
+			continue
+		}
+		out, err := exec.Command("nsenter", "--target", fields[0], "--net", "--mount", "--", ctr,
+			"--address", "/run/containerd/containerd.sock", "-n", "k8s.io", "images", "import", tarPath).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("importing %s into %s: %v: %s", tarPath, fields[1], err, out)
+		}
+	}
+	return s.Err()
+}
