@@ -115,29 +115,11 @@ func BuildModule(m Module, log io.Writer) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	var mod strings.Builder
-	fmt.Fprintf(&mod, "module vpc-cni-e2e/%s\n\ngo 1.26.0\n\nrequire %s %s\n", m.Name, m.Require, m.Version)
-	for path, v := range m.Replace {
-		fmt.Fprintf(&mod, "\nreplace %s => %s %s\n", path, path, v)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte(mod.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte(m.goMod()), 0o644); err != nil {
 		return "", err
 	}
-	get := []string{"get"}
-	if len(m.Tests) > 0 {
-		get = append(get, "-t") // the test binaries' own dependencies
-	}
-	for _, p := range append(m.Packages, m.Tests...) {
-		get = append(get, p+"@"+m.Version)
-	}
 	out := filepath.Join(tmp, "out")
-	steps := [][]string{get}
-	if len(m.Packages) > 0 {
-		steps = append(steps, append([]string{"build", "-trimpath", "-ldflags", m.LDFlags, "-o", out + "/"}, m.Packages...))
-	}
-	for _, p := range m.Tests {
-		steps = append(steps, []string{"test", "-c", "-trimpath", "-ldflags", m.LDFlags, "-o", filepath.Join(out, BinaryName(p)+".test"), p})
-	}
+	steps := m.steps(out)
 	for _, args := range steps {
 		cmd := exec.Command(Go(), args...)
 		cmd.Dir = tmp
@@ -151,6 +133,35 @@ func BuildModule(m Module, log io.Writer) (string, error) {
 		return "", fmt.Errorf("caching %s: %v", m.Name, err)
 	}
 	return final, nil
+}
+
+// goMod is the scratch module's go.mod.
+func (m Module) goMod() string {
+	var mod strings.Builder
+	fmt.Fprintf(&mod, "module vpc-cni-e2e/%s\n\ngo 1.26.0\n\nrequire %s %s\n", m.Name, m.Require, m.Version)
+	for path, v := range m.Replace {
+		fmt.Fprintf(&mod, "\nreplace %s => %s %s\n", path, path, v)
+	}
+	return mod.String()
+}
+
+// steps are the go commands that build m into out: get, build, test -c.
+func (m Module) steps(out string) [][]string {
+	get := []string{"get"}
+	if len(m.Tests) > 0 {
+		get = append(get, "-t") // the test binaries' own dependencies
+	}
+	for _, p := range append(m.Packages, m.Tests...) {
+		get = append(get, p+"@"+m.Version)
+	}
+	steps := [][]string{get}
+	if len(m.Packages) > 0 {
+		steps = append(steps, append([]string{"build", "-trimpath", "-ldflags", m.LDFlags, "-o", out + "/"}, m.Packages...))
+	}
+	for _, p := range m.Tests {
+		steps = append(steps, []string{"test", "-c", "-trimpath", "-ldflags", m.LDFlags, "-o", filepath.Join(out, BinaryName(p)+".test"), p})
+	}
+	return steps
 }
 
 func have(dir string, names []string) bool {
