@@ -13,6 +13,8 @@ CHAOS_FAMILY ?= ipv4
 # (with the operator's state rebuild after each); see the issue-23 note for what
 # it still finds.
 CHAOS_STATE_FAULTS ?= false
+# CHAOS_KEEP=dir keeps a copy of the state dir (state.db, plugin.log) of a run with violations.
+CHAOS_KEEP ?=
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -28,7 +30,7 @@ test: build
 # faults and SIGKILLs for CHAOS_DURATION, then the node's invariants;
 # CHAOS_FAMILY=ipv6 or dual runs it with IPv6-only or dual-stack pods.
 chaos: build
-	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -v
+	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -chaos.keep=$(CHAOS_KEEP) -v
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

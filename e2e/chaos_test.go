@@ -32,6 +32,10 @@ var chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos's chaos ph
 // CHAOS_FAMILY=ipv6`): ipv4, ipv6 (IPv6-only pods with v4if0) or dual.
 var chaosFamily = flag.String("chaos.family", "ipv4", "TestChaos's IP family mode: ipv4, ipv6 or dual")
 
+// chaosKeep is where a run with violations leaves a copy of its state dir
+// (state.db, plugin.log) for the post-mortem (`make chaos CHAOS_KEEP=dir`).
+var chaosKeep = flag.String("chaos.keep", "", "copy the state dir (state.db, plugin.log) here when TestChaos finds a violation")
+
 // chaosFamilyEnv are the knobs of a family mode.
 func chaosFamilyEnv(t *testing.T, family string) []string {
 	switch family {
@@ -117,6 +121,20 @@ func TestChaos(t *testing.T) {
 	for _, v := range c.violations {
 		t.Error("violation: " + v)
 	}
+	c.keep()
+}
+
+// keep copies the state dir to -chaos.keep after a run with violations.
+func (c *chaos) keep() {
+	if *chaosKeep == "" || len(c.violations) == 0 {
+		return
+	}
+	dir := filepath.Join(*chaosKeep, time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.CopyFS(dir, os.DirFS(c.w.stateDir)); err != nil {
+		c.w.tb.Logf("keeping the state dir: %v", err)
+		return
+	}
+	c.w.tb.Logf("state dir kept in %s", dir)
 }
 
 // slot is one pod sandbox as the runtime sees it.

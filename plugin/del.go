@@ -179,8 +179,13 @@ func (c *call) release(key string) error {
 		if _, found, err := tx.Give(key, c.now()); err != nil || !found {
 			return err
 		}
-		if err := tx.DeleteWaiter(key); err != nil { // none normally: the ADD that took the address dropped it
-			return err
+		// None normally: the ADD that took the address dropped it. The key
+		// released may be an unknown pod's hold on this sandbox's veth
+		// (rebuiltAssignment), and the waiting entry is this sandbox's.
+		for _, k := range []string{key, c.key()} {
+			if err := tx.DeleteWaiter(k); err != nil {
+				return err
+			}
 		}
 		return tx.AddCounter(CounterDels, 1)
 	})

@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/rebuild"
 	"vpc-cni/store"
 )
 
@@ -126,5 +127,26 @@ func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
 	})
 	if c1 || waiting != 1 {
 		t.Fatalf("after DEL of c1: c1 still waiting %v, %d waiting; want c2's alone", c1, waiting)
+	}
+}
+
+// A sandbox whose ADD was killed while it waited, whose address a rebuild
+// (or another ADD's in-use guard) then kept as an unknown pod's on its host
+// veth: its DEL releases that address and drops its own waiting entry too.
+func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10", "100.64.0.11"))
+	ip := n.add("other")
+	veth := netns.HostVethName("default", "c1")
+	n.update(func(tx *store.Tx) error {
+		return rebuild.HoldInUse(tx, "other/eth0", ip, veth, n.netns, time.Now())
+	})
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
+	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
+		t.Fatalf("DEL: %v", err)
+	}
+	var waiting int
+	n.update(func(tx *store.Tx) (err error) { waiting, err = tx.Waiting(time.Now()); return err })
+	if s := n.state(ip.String()); s == pool.Assigned || waiting != 0 {
+		t.Fatalf("after DEL of c1: %s is %v, %d waiting; want it released and none waiting", ip, s, waiting)
 	}
 }
