@@ -22,8 +22,8 @@ import (
 //
 // A Pod that names no address (a DEL that found no assignment and no
 // prevResult: the state file lost the pod) is detached from what the
-// kernel routes through its host veth and egress veth, when they lead into
-// p.NetnsPath: the sandbox's own pairs, not another pod's of the same name.
+// kernel routes through its host veth and egress veth when they are its
+// sandbox's (Pod.owns), not a newer sandbox's of the same pod.
 // Left routed, it would count as a running pod for as long as its
 // namespace lives, and its address would be held as an unknown pod's.
 func DetachPod(p Pod) error {
@@ -94,12 +94,16 @@ func deleteNeighbour(h *netlink.Handle, veth string, ip netip.Addr) error {
 
 // detachRouted detaches every address the main table routes through the
 // pod's host veth (routes, neighbours, rules) and its egress veth (routes,
-// neighbours), each only if it leads into p.NetnsPath.
+// neighbours) when the host veth is p's sandbox's.
 func detachRouted(h *netlink.Handle, p Pod) error {
 	if p.HostVeth == "" {
 		return nil
 	}
-	ips, err := routedInto(h, p.HostVeth, p.NetnsPath)
+	l, err := linkByName(h, p.HostVeth)
+	if err != nil || l == nil || !p.owns(h, l) {
+		return err
+	}
+	ips, err := routedThrough(h, l)
 	if err != nil {
 		return err
 	}
@@ -138,6 +142,12 @@ func routedInto(h *netlink.Handle, name, netnsPath string) ([]netip.Addr, error)
 	if _, veth := l.(*netlink.Veth); !veth || l.Attrs().NetNsID < 0 || netnsID(h, netnsPath) != l.Attrs().NetNsID {
 		return nil, nil
 	}
+	return routedThrough(h, l)
+}
+
+// routedThrough lists the host addresses (/32, /128) the main table routes
+// through l.
+func routedThrough(h *netlink.Handle, l netlink.Link) ([]netip.Addr, error) {
 	var out []netip.Addr
 	filter := &netlink.Route{LinkIndex: l.Attrs().Index, Table: MainTable}
 	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
@@ -145,7 +155,7 @@ func routedInto(h *netlink.Handle, name, netnsPath string) ([]netip.Addr, error)
 			return h.RouteListFiltered(family, filter, netlink.RT_FILTER_OIF|netlink.RT_FILTER_TABLE)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("list routes through %s: %w", name, err)
+			return nil, fmt.Errorf("list routes through %s: %w", l.Attrs().Name, err)
 		}
 		for _, r := range routes {
 			if ip, ok := addrOfHost(r.Dst); ok && r.Gw == nil {

@@ -20,7 +20,8 @@ func TestDelTearsDownAndReleasesIntoCooling(t *testing.T) {
 	if err != nil || out != "" {
 		t.Fatalf("DEL: %v, printed %q", err, out)
 	}
-	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c1", "c1"), IP: ip, Table: 2}
+	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c1", "c1"), IP: ip, Table: 2,
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "c1", IfName: "eth0"}}
 	if len(n.host.torn) != 1 || n.host.torn[0] != want || len(n.host.pods) != 0 {
 		t.Fatalf("tore down %+v, want %+v", n.host.torn, want)
 	}
@@ -55,7 +56,8 @@ func TestDelSucceedsWhenThingsAreAlreadyGone(t *testing.T) {
 		t.Fatalf("DEL without ADD: %v", err)
 	}
 	last := n.host.torn[len(n.host.torn)-1]
-	want := netns.Pod{IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c9", "c9"), IP: netip.MustParseAddr("100.64.0.99")}
+	want := netns.Pod{IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c9", "c9"), IP: netip.MustParseAddr("100.64.0.99"),
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "c9", IfName: "eth0"}}
 	if last != want {
 		t.Fatalf("tore down %+v, want %+v", last, want)
 	}
@@ -138,7 +140,7 @@ func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
 	ip := n.add("other")
 	veth := netns.HostVethName("default", "c1")
 	n.update(func(tx *store.Tx) error {
-		return rebuild.HoldInUse(tx, "other/eth0", ip, veth, n.netns, time.Now())
+		return rebuild.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
 	})
 	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
