@@ -36,7 +36,7 @@ func TestReleasingAStaleSandboxKeepsThePodsNewerOne(t *testing.T) {
 			old := w.newPod("web")
 			oldIP := addrOf(t, w.add(old, mustJSON(t, conf)).IPs[0].Address.IP)
 			testenv.DeleteNetNS(old.ns) // no DEL came
-			now := w.newPod("web")     // the same pod's new sandbox, in a new namespace
+			now := w.newPod("web")      // the same pod's new sandbox, in a new namespace
 			if now.hostVeth() != old.hostVeth() {
 				t.Fatalf("the sandboxes' veths are %s and %s: the test needs one name", old.hostVeth(), now.hostVeth())
 			}
