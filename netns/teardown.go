@@ -22,13 +22,17 @@ import (
 // through no link, the rules of an address no link routes.
 func TeardownPod(p Pod) error {
 	p.IP = p.IP.Unmap()
-	if other, err := anotherSandboxs(p); err != nil || other {
+	other, err := anotherSandboxs(p)
+	if err != nil {
+		return err
+	}
+	if other {
 		for _, ip := range p.addrs() {
 			if err := RemoveLeftover("", ip); err != nil {
 				return err
 			}
 		}
-		return err
+		return nil
 	}
 	if err := removePodIf(p.NetnsPath, p.IfName); err != nil {
 		return err
