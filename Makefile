@@ -9,10 +9,14 @@ BIN      := bin
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
-# CHAOS_STATE_FAULTS=true also removes or empties state.db at random moments
-# (with the operator's state rebuild after each); see the issue-23 note for what
-# it still finds.
-CHAOS_STATE_FAULTS ?= false
+# The faults are listed in docs/development.md (The chaos run). CHAOS_STATE_FAULTS
+# removes, empties or truncates state.db at random moments (with the operator's
+# state rebuild after each); CHAOS_SCRAPE_FLOOD floods the DaemonSet's loop's
+# metrics port with keep-alive scrapers. Both on unless set to false.
+CHAOS_STATE_FAULTS ?= true
+CHAOS_SCRAPE_FLOOD ?= true
+# CHAOS_KEEP=dir keeps a copy of the state dir (state.db, plugin.log) of a run with violations.
+CHAOS_KEEP ?=
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -35,7 +39,7 @@ test: build
 # faults and SIGKILLs for CHAOS_DURATION, then the node's invariants;
 # CHAOS_FAMILY=ipv6 or dual runs it with IPv6-only or dual-stack pods.
 chaos: build
-	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -v
+	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -chaos.scrape-flood=$(CHAOS_SCRAPE_FLOOD) -chaos.keep=$(CHAOS_KEEP) -v
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

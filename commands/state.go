@@ -22,8 +22,9 @@ func stateCommand() *cli.Command {
 plan and no EC2 mutation); each running pod's assignment comes from the kernel: its host veth
 (eni*), /32 route and rules, and the network namespace the veth leads to. Container ID, interface
 and pod name come from the runtime's CNI result cache (libcni's, as containerd and CRI-O keep it),
-so the runtime's DEL finds the pod. A pod the cache does not name keeps its address under the
-key "unknown-<host veth>/<interface>" until its namespace goes (vpcctl gc releases it then).
+so the runtime's DEL finds the pod; else the host veth's alias names it (vpc-cni/<network>/
+<container ID>/<interface>: an ADD still under way). A pod neither names keeps its address under
+the key "unknown-<host veth>/<interface>" until its namespace goes (vpcctl gc releases it then).
 Running pods keep their addresses. A sound state file is left alone unless --force.
 
 Examples:

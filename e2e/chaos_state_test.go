@@ -3,20 +3,23 @@ package e2e
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"vpc-cni/store"
 )
 
-var chaosStateFaults = flag.Bool("chaos.state-faults", false, "TestChaos also removes or empties state.db at random moments (make chaos CHAOS_STATE_FAULTS=true)")
+var chaosStateFaults = flag.Bool("chaos.state-faults", true, "TestChaos also removes, empties or truncates state.db at random moments (make chaos CHAOS_STATE_FAULTS=false turns it off)")
 
-// stateFaulter removes or empties state.db every few seconds while ADDs,
-// DELs and passes run: a wiped state dir, a replaced disk. Lost state is
-// rebuilt from EC2 and the kernel, with the runtime's CNI cache naming the
-// pods; no address may end up on two live pods meanwhile.
+// stateFaulter removes, empties or truncates state.db every few seconds
+// while ADDs, DELs and passes run: a wiped state dir, a replaced disk, a
+// file cut short. Lost state is rebuilt from EC2 and the kernel, with the
+// runtime's CNI cache and the host veths naming the pods; no address may
+// end up on two live pods meanwhile.
 func (c *chaos) stateFaulter() {
 	if !*chaosStateFaults {
 		return
@@ -27,14 +30,8 @@ func (c *chaos) stateFaulter() {
 		if c.stopped() {
 			return
 		}
-		var err error
-		if rand.IntN(2) == 0 {
-			err = os.Remove(path)
-		} else {
-			err = os.Truncate(path, 0)
-		}
-		if err == nil {
-			c.stateFaults.Add(1)
+		if kind, err := stateFault(path); err == nil {
+			c.countStateFault(kind)
 		}
 		// Emptied under a writer that still has it open, the file can come
 		// out damaged (the writer's pages land in the emptied file). The
@@ -43,6 +40,41 @@ func (c *chaos) stateFaulter() {
 		c.pause(time.Duration(1000+rand.IntN(2000)) * time.Millisecond)
 		c.operatorRebuild()
 	}
+}
+
+// stateFault does one of the three to the file at path and names it.
+func stateFault(path string) (string, error) {
+	switch rand.IntN(3) {
+	case 0:
+		return "removed", os.Remove(path)
+	case 1:
+		return "emptied", os.Truncate(path, 0)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "truncated", err
+	}
+	pages := info.Size() / 4096 // bbolt's pages on this machine
+	return "truncated", os.Truncate(path, rand.Int64N(max(pages, 1))*4096+rand.Int64N(4096))
+}
+
+func (c *chaos) countStateFault(kind string) {
+	n, _ := c.stateFaults.LoadOrStore(kind, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
+
+// stateFaultSummary is the summary's part about the state faults.
+func (c *chaos) stateFaultSummary() string {
+	if !*chaosStateFaults {
+		return "state faults off, "
+	}
+	count := func(kind string) int64 {
+		if n, ok := c.stateFaults.Load(kind); ok {
+			return n.(*atomic.Int64).Load()
+		}
+		return 0
+	}
+	return fmt.Sprintf("state.db removed %d, emptied %d, truncated %d times, ", count("removed"), count("emptied"), count("truncated"))
 }
 
 // operatorRebuild runs `vpcctl state rebuild` as an operator would after

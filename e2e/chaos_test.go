@@ -32,6 +32,10 @@ var chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos's chaos ph
 // CHAOS_FAMILY=ipv6`): ipv4, ipv6 (IPv6-only pods with v4if0) or dual.
 var chaosFamily = flag.String("chaos.family", "ipv4", "TestChaos's IP family mode: ipv4, ipv6 or dual")
 
+// chaosKeep is where a run with violations leaves a copy of its state dir
+// (state.db, plugin.log) for the post-mortem (`make chaos CHAOS_KEEP=dir`).
+var chaosKeep = flag.String("chaos.keep", "", "copy the state dir (state.db, plugin.log) here when TestChaos finds a violation")
+
 // chaosFamilyEnv are the knobs of a family mode.
 func chaosFamilyEnv(t *testing.T, family string) []string {
 	switch family {
@@ -108,7 +112,10 @@ func TestChaos(t *testing.T) {
 		c.slots[i] = &slot{p: w.newPod(fmt.Sprintf("chaos-%d", i))}
 	}
 	start := time.Now()
+	c.startLoop()
 	c.run(*chaosDuration)
+	c.checkLoop()
+	c.stopLoop()
 	c.quiesce()
 	c.checkInvariants()
 	summary := c.summary(time.Since(start))
@@ -117,6 +124,20 @@ func TestChaos(t *testing.T) {
 	for _, v := range c.violations {
 		t.Error("violation: " + v)
 	}
+	c.keep()
+}
+
+// keep copies the state dir to -chaos.keep after a run with violations.
+func (c *chaos) keep() {
+	if *chaosKeep == "" || len(c.violations) == 0 {
+		return
+	}
+	dir := filepath.Join(*chaosKeep, time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.CopyFS(dir, os.DirFS(c.w.stateDir)); err != nil {
+		c.w.tb.Logf("keeping the state dir: %v", err)
+		return
+	}
+	c.w.tb.Logf("state dir kept in %s", dir)
 }
 
 // slot is one pod sandbox as the runtime sees it.
@@ -146,7 +167,13 @@ type chaos struct {
 	adds, addFails, dels, delFails            atomic.Int64
 	kills                                     sync.Map // kind → *atomic.Int64
 	faults, reconciles, reconcileFails, warms atomic.Int64
-	stateFaults                               atomic.Int64
+	stateFaults                               sync.Map // "removed", "emptied", "truncated" → *atomic.Int64
+
+	loop            *servingLoop // the DaemonSet's loop the scrape flood hits (chaos_flood_test.go)
+	loopPeak        *statWatch
+	loopStart       procStats
+	loopEnd         procStats // its peaks over the run
+	floods, scrapes atomic.Int64
 }
 
 func (c *chaos) violate(format string, args ...any) {
@@ -166,6 +193,7 @@ func (c *chaos) run(d time.Duration) {
 	wg.Go(c.operator)
 	wg.Go(c.faulter)
 	wg.Go(c.stateFaulter)
+	wg.Go(c.scrapeFlooder)
 	wg.Go(c.killer)
 	time.Sleep(d)
 	close(c.stop)
@@ -305,7 +333,7 @@ func (c *chaos) reconciler() {
 // reconcile runs one pass and reports whether it completed with no failed step.
 func (c *chaos) reconcile() bool {
 	c.reconciles.Add(1)
-	r := c.vpcctl("reconcile", "reconcile", "--wait", "--timeout", "1m", "-o", "json")
+	r := c.vpcctl("reconcile", "reconcile", "--wait", "--timeout", "1m", "-o", "json", "--cni-cache-dir", c.cacheDir)
 	if r.err != nil {
 		return false
 	}
@@ -433,7 +461,7 @@ func (c *chaos) quiesce() {
 	}
 	c.runtimeGC()
 	for range 8 {
-		r := c.vpcctl("settle", "reconcile", "--wait", "--timeout", "1m", "-o", "json")
+		r := c.vpcctl("settle", "reconcile", "--wait", "--timeout", "1m", "-o", "json", "--cni-cache-dir", c.cacheDir)
 		var rep struct {
 			Plan struct {
 				Actions []json.RawMessage `json:"actions"`
@@ -461,7 +489,8 @@ func (c *chaos) summary(d time.Duration) string {
 	fmt.Fprintf(&b, "SIGKILLs %d (plugin %d, reconcile %d, pool warm %d), fault phases %d, ",
 		c.killCount("plugin")+c.killCount("reconcile")+c.killCount("warm"),
 		c.killCount("plugin"), c.killCount("reconcile"), c.killCount("warm"), c.faults.Load())
-	fmt.Fprintf(&b, "state.db removed or emptied %d times, ", c.stateFaults.Load())
+	b.WriteString(c.stateFaultSummary())
+	b.WriteString(c.floodSummary())
 	fmt.Fprintf(&b, "reconciles %d (%d failed or killed), pool warms %d, live pods at the end %d, violations %d",
 		c.reconciles.Load(), c.reconcileFails.Load(), c.warms.Load(), live, len(c.violations))
 	if f := c.failures(); f != "" {

@@ -39,7 +39,7 @@ const loopMemoryLimit = 128 << 20
 func BenchmarkAddUnderScrapeFlood(b *testing.B) {
 	w := warmWorld(b)
 	conf := mustJSON(b, w.conf(nil))
-	lp := startServingLoop(b, w)
+	lp := startServingLoop(b, w, "--every", "30s")
 	base := lp.stats()
 
 	var quiet, flood samples
@@ -50,7 +50,7 @@ func BenchmarkAddUnderScrapeFlood(b *testing.B) {
 	}
 	quietStats := lp.stats()
 
-	f := startFlood(b, w, lp.addr)
+	f := startFlood(b, w, lp.addr, floodScrapers)
 	waitUntil(b, "the flood answered 50 scrapes", func() bool { return f.answered.Load() >= 50 })
 	watch := lp.watch()
 	floodStart, answeredAtStart := time.Now(), f.answered.Load()
@@ -97,14 +97,42 @@ func addDelRound(b *testing.B, w *world, conf []byte, s *samples) {
 
 // servingLoop is the DaemonSet's container process, running in the node.
 type servingLoop struct {
-	cmd  *exec.Cmd
-	addr string // host:port in the node netns
+	cmd    *exec.Cmd
+	addr   string        // host:port in the node netns
+	tail   tailWriter    // the end of its stderr, after the serving line
+	exited chan struct{} // closed when its stderr ends (the process exited)
 }
 
-func startServingLoop(b *testing.B, w *world) *servingLoop {
+// tailWriter keeps the last 4 KiB written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 4<<10; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// startServingLoop starts `vpcctl reconcile ARGS... --timeout 25s -o
+// summary --metrics-listen 127.0.0.1:0` (ARGS: --every and what else the
+// caller gives) in the node, and returns once it serves.
+func startServingLoop(b testing.TB, w *world, args ...string) *servingLoop {
 	b.Helper()
-	lp := &servingLoop{cmd: exec.Command(bin("vpcctl"), "--state-dir", w.stateDir, "reconcile", "--every", "30s",
-		"--timeout", "25s", "-o", "summary", "--metrics-listen", "127.0.0.1:0")}
+	args = append(append([]string{"--state-dir", w.stateDir, "reconcile"}, args...),
+		"--timeout", "25s", "-o", "summary", "--metrics-listen", "127.0.0.1:0")
+	lp := &servingLoop{cmd: exec.Command(bin("vpcctl"), args...)}
 	lp.cmd.Env = os.Environ()
 	stderr, err := lp.cmd.StderrPipe()
 	if err != nil {
@@ -125,7 +153,11 @@ func startServingLoop(b *testing.B, w *world) *servingLoop {
 	if lp.addr == "" {
 		b.Fatal("the loop ended without serving")
 	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	lp.exited = make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&lp.tail, stderr)
+		close(lp.exited)
+	}()
 	return lp
 }
 
@@ -193,15 +225,15 @@ func (sw *statWatch) stop() procStats {
 	return sw.peak
 }
 
-// flood is floodScrapers clients, each with its own keep-alive connection
-// (dialled from the node netns), scraping /metrics in a loop.
+// flood is n clients, each with its own keep-alive connection (dialled
+// from the node netns), scraping /metrics in a loop.
 type flood struct {
 	answered atomic.Int64
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
 
-func startFlood(b *testing.B, w *world, addr string) *flood {
+func startFlood(b testing.TB, w *world, addr string, n int) *flood {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &flood{cancel: cancel}
 	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
@@ -212,7 +244,7 @@ func startFlood(b *testing.B, w *world, addr string) *flood {
 		})
 		return c, err
 	}
-	for range floodScrapers {
+	for range n {
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -246,7 +278,7 @@ func (f *flood) stop() {
 	f.wg.Wait()
 }
 
-func waitUntil(b *testing.B, what string, ok func() bool) {
+func waitUntil(b testing.TB, what string, ok func() bool) {
 	b.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !ok() {

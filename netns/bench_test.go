@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -16,12 +17,17 @@ import (
 // pods, since SetupPod reads the rule list.
 func BenchmarkPodWiring(b *testing.B) {
 	for _, others := range []int{0, 250} {
-		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
-			node := newNode(b)
-			_, p := newPod(b, "bench", "100.64.7.7", 3)
-			inNS(b, node, func() error { return addOtherPodsRules(others) })
-			benchWiring(b, node, p)
-		})
+		for _, named := range []bool{false, true} {
+			b.Run(fmt.Sprintf("others=%d/sandbox-alias=%v", others, named), func(b *testing.B) {
+				node := newNode(b)
+				_, p := newPod(b, "bench", "100.64.7.7", 3)
+				if named { // the host veth's alias, as the plugin's ADD writes it
+					p.Sandbox = Sandbox{Network: "vpc", ContainerID: strings.Repeat("c", 64), IfName: "eth0"}
+				}
+				inNS(b, node, func() error { return addOtherPodsRules(others) })
+				benchWiring(b, node, p)
+			})
+		}
 	}
 }
 

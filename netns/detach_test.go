@@ -127,3 +127,58 @@ func TestListHostFindsVethsIntoNamespacesNoPathNames(t *testing.T) {
 		t.Fatalf("the orphan is still there: %+v", st)
 	}
 }
+
+// A DEL that knows no address (no assignment, no prevResult) detaches what
+// the kernel routes through its host veth and egress veth when they lead
+// into its namespace, both families; a veth of the same name (the same pod's
+// newer sandbox) that leads into another namespace keeps its wiring.
+func TestDetachPodWithNoAddressDetachesOnlyItsOwnSandbox(t *testing.T) {
+	node := newNode6(t)
+	podNS, p := newPod6(t, "unknown", "", "fd00:64::4:71")
+	p.Egress = &Egress{IP: netip.MustParseAddr("169.254.172.9")}
+	otherNS, _ := newPod(t, "elsewhere", "100.64.4.72", 0)
+	wirePod(t, node, p)
+
+	unknown := Pod{NetnsPath: otherNS.Path(), IfName: p.IfName, HostVeth: p.HostVeth}
+	detach(t, node, unknown)
+	if st := listHost(t, node); len(st.Routes) != 1 || len(st.Rules) != 1 {
+		t.Fatalf("a DEL from another namespace detached %s's wiring: %+v", p.HostVeth, st)
+	}
+	inNS(t, node, func() error { return CheckPod(p) })
+
+	unknown.NetnsPath = podNS.Path()
+	detach(t, node, unknown)
+	if st := listHost(t, node); len(st.Routes)+len(st.Rules) != 0 {
+		t.Fatalf("routes or rules left after a DEL that knew no address: %+v", st)
+	}
+	if n := hostNeighbours(t, node, p.IP6); n != 0 {
+		t.Fatalf("%d host neighbours of %s left", n, p.IP6)
+	}
+	if ips := routesThrough(t, node, EgressVethName(p.HostVeth)); len(ips) != 0 {
+		t.Fatalf("egress routes left through %s: %v", EgressVethName(p.HostVeth), ips)
+	}
+}
+
+// routesThrough are the main table's host routes through the link called name.
+func routesThrough(t *testing.T, node ns.NetNS, name string) (out []netip.Addr) {
+	t.Helper()
+	inNS(t, node, func() error {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			return err
+		}
+		for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+			routes, err := netlink.RouteList(l, family)
+			if err != nil {
+				return err
+			}
+			for _, r := range routes {
+				if ip, ok := addrOfHost(r.Dst); ok {
+					out = append(out, ip)
+				}
+			}
+		}
+		return nil
+	})
+	return out
+}

@@ -21,6 +21,7 @@ type PodWiring struct {
 	Table    int        // the prio 1536 rule's table; 0 for an address of the primary ENI
 	Netns    string     // a path to the namespace the veth leads to; "" if none was found
 	IfName   string     // the pod side's name in that namespace
+	Sandbox  Sandbox    // whose the veth is, as its alias says; zero if it says nothing of ours
 }
 
 // NetnsDirs are where named network namespaces are bind-mounted (ip netns,
@@ -54,6 +55,7 @@ func DiscoverPodsWith(prefix string) ([]PodWiring, error) {
 		egress := egressByNetns(h)
 		for _, l := range veths {
 			p := PodWiring{HostVeth: l.Attrs().Name, Netns: paths[l.Attrs().NetNsID]}
+			p.Sandbox, _ = SandboxOf(l.Attrs().Alias)
 			for _, r := range routes {
 				switch {
 				case r.Veth != p.HostVeth:

@@ -16,6 +16,8 @@ type InUseError struct {
 	IP    netip.Addr
 	Veth  string
 	Netns string // a path to the running pod's namespace; "" if none was found
+	// Sandbox is whose the veth is, as its alias says (zero: it does not).
+	Sandbox Sandbox
 }
 
 func (e *InUseError) Error() string {
@@ -45,7 +47,9 @@ func inUse(h *netlink.Handle, ip netip.Addr, ownVeth string) error {
 		}
 		if _, veth := l.(*netlink.Veth); veth && l.Attrs().Name != ownVeth && l.Attrs().NetNsID >= 0 {
 			// The rare path: name the pod's namespace, so its DEL finds it.
-			return &InUseError{IP: ip, Veth: l.Attrs().Name, Netns: netnsByID(h)[l.Attrs().NetNsID]}
+			e := &InUseError{IP: ip, Veth: l.Attrs().Name, Netns: netnsByID(h)[l.Attrs().NetNsID]}
+			e.Sandbox, _ = SandboxOf(l.Attrs().Alias)
+			return e
 		}
 	}
 	return nil

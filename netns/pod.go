@@ -22,7 +22,8 @@ import (
 // both it is dual-stack. Table is IP's (TableFor): the /80 IP6 comes from is
 // the primary ENI's, so IP6 always uses main. Egress, when set,
 // adds the second interface through which the pod reaches the other family
-// (see Egress).
+// (see Egress). Sandbox, when complete, is written on the host veth (its
+// alias) and makes teardown take only this sandbox's veths (see Sandbox).
 type Pod struct {
 	NetnsPath string
 	IfName    string
@@ -32,6 +33,7 @@ type Pod struct {
 	Table     int
 	IP6       netip.Addr
 	Egress    *Egress
+	Sandbox   Sandbox
 }
 
 // TableFor is the route table of ip's replies: Table for the pod's IPv4,
@@ -213,6 +215,12 @@ func makeVethPair(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (netl
 	// is ours: the host end needs no second lookup.
 	if veth.Index == 0 {
 		return nil, nil, fmt.Errorf("find new host veth %s: no index after create", p.HostVeth)
+	}
+	if alias := p.Sandbox.alias(); alias != "" {
+		// Before any route goes through it: a routed veth always says whose it is.
+		if err := host.LinkSetAlias(veth, alias); err != nil {
+			return nil, nil, fmt.Errorf("name %s's sandbox on it: %w", p.HostVeth, err)
+		}
 	}
 	setHostVethSysctls(p.HostVeth)
 	if err := host.LinkSetUp(veth); err != nil {

@@ -15,8 +15,25 @@ import (
 // pod's neighbours go with the interfaces. It succeeds when any of these,
 // or the netns itself, is already gone. The pod end goes first so that a
 // caller that lost the host veth's name still gets a clean node.
+//
+// A host veth of p's name that is another sandbox's (Pod.owns: the pod's
+// newer sandbox, the name being the pod's) is left with its pairs and what
+// routes through them; of p, only what no link holds goes: a host route
+// through no link, the rules of an address no link routes.
 func TeardownPod(p Pod) error {
 	p.IP = p.IP.Unmap()
+	other, err := anotherSandboxs(p)
+	if err != nil {
+		return err
+	}
+	if other {
+		for _, ip := range p.addrs() {
+			if err := RemoveLeftover("", ip); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if err := removePodIf(p.NetnsPath, p.IfName); err != nil {
 		return err
 	}
@@ -93,4 +110,20 @@ func removeHostRoutes(h *netlink.Handle, ip netip.Addr, veth string) (reassigned
 		}
 	}
 	return reassigned, nil
+}
+
+// anotherSandboxs reports whether the node has a link of p's host veth name
+// that is not p's sandbox's.
+func anotherSandboxs(p Pod) (other bool, err error) {
+	if p.HostVeth == "" {
+		return false, nil
+	}
+	err = withHost(func(h *netlink.Handle) error {
+		l, err := linkByName(h, p.HostVeth)
+		if err == nil && l != nil {
+			other = !p.owns(h, l)
+		}
+		return err
+	})
+	return other, err
 }

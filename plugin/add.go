@@ -75,7 +75,7 @@ const maxInUseRetries = 3
 func (c *call) retakeInUse(a store.Assignment, inUse error) (store.Assignment, error) {
 	var e *netns.InUseError
 	errors.As(inUse, &e)
-	err := c.store.Update(func(tx *store.Tx) error { return rebuild.HoldInUse(tx, a.Key, e.IP, e.Veth, e.Netns, c.now()) })
+	err := c.store.Update(func(tx *store.Tx) error { return rebuild.HoldInUse(tx, a.Key, e, c.now()) })
 	if err != nil {
 		return a, storeErr("recording an address a running pod holds", err)
 	}

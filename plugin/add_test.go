@@ -38,7 +38,8 @@ func TestAddTakesTheLowestFreeAddressAndWiresThePod(t *testing.T) {
 		r.Interfaces[1].Name != "eth0" || r.Interfaces[1].Sandbox != n.netns {
 		t.Fatalf("interfaces %s: want the host veth %s, then eth0 in the pod", out, veth)
 	}
-	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: veth, MTU: 1500, IP: netip.MustParseAddr("100.64.0.10")}
+	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: veth, MTU: 1500, IP: netip.MustParseAddr("100.64.0.10"),
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "c1", IfName: "eth0"}}
 	if got := n.host.pods[want.IP]; got != want {
 		t.Fatalf("wired %+v, want %+v", got, want)
 	}

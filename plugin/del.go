@@ -179,8 +179,13 @@ func (c *call) release(key string) error {
 		if _, found, err := tx.Give(key, c.now()); err != nil || !found {
 			return err
 		}
-		if err := tx.DeleteWaiter(key); err != nil { // none normally: the ADD that took the address dropped it
-			return err
+		// None normally: the ADD that took the address dropped it. The key
+		// released may be an unknown pod's hold on this sandbox's veth
+		// (rebuiltAssignment), and the waiting entry is this sandbox's.
+		for _, k := range []string{key, c.key()} {
+			if err := tx.DeleteWaiter(k); err != nil {
+				return err
+			}
 		}
 		return tx.AddCounter(CounterDels, 1)
 	})
@@ -192,14 +197,16 @@ func (c *call) release(key string) error {
 }
 
 // teardownSpec says what to remove: from the assignment, else from the
-// prevResult the runtime cached, else just the names.
+// prevResult the runtime cached, else what the kernel routes through this
+// sandbox's veths (netns.DetachPod).
 func (c *call) teardownSpec(a store.Assignment, found bool) netns.Pod {
 	if found {
 		p := podgc.PodOf(a)
 		p.NetnsPath, p.IfName = c.netns, c.args.IfName
 		return p
 	}
-	p := netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: c.hostVeth()}
+	p := netns.Pod{NetnsPath: c.netns, IfName: c.args.IfName, HostVeth: c.hostVeth(),
+		Sandbox: netns.Sandbox{Network: c.cfg.Network, ContainerID: c.args.ContainerID, IfName: c.args.IfName}}
 	p.IP, p.IP6 = prevIPs(c.cfg.PrevResult)
 	return p
 }

@@ -9,6 +9,7 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/rebuild"
 	"vpc-cni/store"
 )
 
@@ -19,7 +20,8 @@ func TestDelTearsDownAndReleasesIntoCooling(t *testing.T) {
 	if err != nil || out != "" {
 		t.Fatalf("DEL: %v, printed %q", err, out)
 	}
-	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c1", "c1"), IP: ip, Table: 2}
+	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c1", "c1"), IP: ip, Table: 2,
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "c1", IfName: "eth0"}}
 	if len(n.host.torn) != 1 || n.host.torn[0] != want || len(n.host.pods) != 0 {
 		t.Fatalf("tore down %+v, want %+v", n.host.torn, want)
 	}
@@ -54,7 +56,8 @@ func TestDelSucceedsWhenThingsAreAlreadyGone(t *testing.T) {
 		t.Fatalf("DEL without ADD: %v", err)
 	}
 	last := n.host.torn[len(n.host.torn)-1]
-	want := netns.Pod{IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c9", "c9"), IP: netip.MustParseAddr("100.64.0.99")}
+	want := netns.Pod{IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "c9", "c9"), IP: netip.MustParseAddr("100.64.0.99"),
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "c9", IfName: "eth0"}}
 	if last != want {
 		t.Fatalf("tore down %+v, want %+v", last, want)
 	}
@@ -126,5 +129,26 @@ func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
 	})
 	if c1 || waiting != 1 {
 		t.Fatalf("after DEL of c1: c1 still waiting %v, %d waiting; want c2's alone", c1, waiting)
+	}
+}
+
+// A sandbox whose ADD was killed while it waited, whose address a rebuild
+// (or another ADD's in-use guard) then kept as an unknown pod's on its host
+// veth: its DEL releases that address and drops its own waiting entry too.
+func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
+	n := newTestNode(t).seed(twoENIs, eni(0, "100.64.0.10", "100.64.0.11"))
+	ip := n.add("other")
+	veth := netns.HostVethName("default", "c1")
+	n.update(func(tx *store.Tx) error {
+		return rebuild.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
+	})
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
+	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
+		t.Fatalf("DEL: %v", err)
+	}
+	var waiting int
+	n.update(func(tx *store.Tx) (err error) { waiting, err = tx.Waiting(time.Now()); return err })
+	if s := n.state(ip.String()); s == pool.Assigned || waiting != 0 {
+		t.Fatalf("after DEL of c1: %s is %v, %d waiting; want it released and none waiting", ip, s, waiting)
 	}
 }

@@ -33,7 +33,8 @@ func TestGCReleasesAttachmentsTheRuntimeNoLongerLists(t *testing.T) {
 	if _, ok := n.assignment("stale/eth0"); ok || n.state("100.64.0.11") != pool.Cooling {
 		t.Fatalf("stale attachment not released: .11 %s", n.state("100.64.0.11"))
 	}
-	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "stale", "stale"), IP: ipOf("100.64.0.11")}
+	want := netns.Pod{NetnsPath: n.netns, IfName: "eth0", HostVeth: netns.HostVethNameFor("default", "stale", "stale"), IP: ipOf("100.64.0.11"),
+		Sandbox: netns.Sandbox{Network: "vpc", ContainerID: "stale", IfName: "eth0"}}
 	if len(n.host.torn) != 1 || n.host.torn[0] != want {
 		t.Fatalf("tore down %+v, want only %+v", n.host.torn, want)
 	}

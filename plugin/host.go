@@ -35,8 +35,10 @@ type Host interface {
 	// DetachPod removes what routes to the pod and what would keep its
 	// address from another pod (DEL): the host routes, the host neighbours
 	// and the rules. The veth pairs are left to the runtime's deletion of
-	// the namespace (netns.DetachPod says why that is safe). Idempotent; on
-	// an error the address is kept, so a retried DEL finds it.
+	// the namespace (netns.DetachPod says why that is safe). A Pod with no
+	// address (no assignment, no prevResult) is detached from what the kernel
+	// routes through its veths into p.NetnsPath. Idempotent; on an error the
+	// address is kept, so a retried DEL finds it.
 	DetachPod(p netns.Pod) error
 	// CheckPod verifies every piece SetupPod makes (CHECK) and returns a
 	// *netns.WiringError for the first one missing or wrong; another error

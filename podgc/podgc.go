@@ -112,11 +112,17 @@ func release(st *store.Store, host Host, a store.Assignment, now time.Time) erro
 // PodOf is the wiring an assignment recorded: what to tear down for it.
 func PodOf(a store.Assignment) netns.Pod {
 	p := netns.Pod{NetnsPath: a.Netns, IfName: a.IfName, HostVeth: a.HostVeth, IP: a.IP, IP6: a.IPv6,
-		Table: netns.RouteTable(a.DeviceIndex)}
+		Table: netns.RouteTable(a.DeviceIndex), Sandbox: SandboxOf(a)}
 	if a.EgressIP.IsValid() {
 		p.Egress = &netns.Egress{IP: a.EgressIP}
 	}
 	return p
+}
+
+// SandboxOf is the runtime attachment an assignment is for, as its host
+// veth's alias names it.
+func SandboxOf(a store.Assignment) netns.Sandbox {
+	return netns.Sandbox{Network: a.Network, ContainerID: a.ContainerID, IfName: a.IfName}
 }
 
 // LivePods are the host routes through veths whose namespace is alive

@@ -74,8 +74,8 @@ func MatchCache(cache []CacheEntry, w netns.PodWiring) (CacheEntry, bool) {
 	var best CacheEntry
 	found := false
 	for _, c := range cache {
-		if !c.hasIP(ip) {
-			continue
+		if !c.hasIP(ip) || (w.Sandbox.ContainerID != "" && c.ContainerID != w.Sandbox.ContainerID) {
+			continue // a veth that names its sandbox (netns.Sandbox) matches only that one's entry
 		}
 		if (c.Netns == "" || w.Netns == "" || c.Netns == w.Netns) && (w.IfName == "" || c.IfName == w.IfName) {
 			if !found || c.written.After(best.written) {

@@ -9,9 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"vpc-cni/internal/printers"
@@ -123,7 +123,8 @@ func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []
 }
 
 // Restore records one pod interface the kernel shows, named by its cache
-// entry when one matches, and adds it (and any failure) to the report.
+// entry when one matches, else by its host veth, and adds it (and any
+// failure) to the report.
 func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, now time.Time) {
 	p := Pod{IP: wiredIPs(w), HostVeth: w.HostVeth, Netns: w.Netns}
 	defer func() { out.Pods = append(out.Pods, p) }()
@@ -135,20 +136,13 @@ func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, 
 	if a.IfName == "" {
 		a.IfName = "eth0"
 	}
-	if hit, ok := MatchCache(cache, w); ok {
-		a.ContainerID, a.IfName, a.Network = hit.ContainerID, hit.IfName, hit.NetworkName
-		a.PodNamespace, a.PodName, a.PodUID = hit.arg("K8S_POD_NAMESPACE"), hit.arg("K8S_POD_NAME"), hit.arg("K8S_POD_UID")
+	p.Note = name(tx, &a, w, cache)
+	if a.PodName != "" {
 		p.Pod = a.PodNamespace + "/" + a.PodName
-	} else {
-		// No container ID: the runtime's DEL cannot find this one, and the
-		// runtime's GC must not release it; gc does when its netns goes.
-		a.ContainerID, a.Network = "unknown-"+w.HostVeth, rebuiltNetwork
-		p.Note = "no CNI cache entry names it: container ID unknown, kept until its namespace goes"
 	}
 	if w.Netns == "" {
-		p.Note = "its namespace was not found; " + p.Note
+		p.Note = strings.TrimSuffix("its namespace was not found; "+p.Note, "; ")
 	}
-	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
 	p.Key = a.Key
 	if _, err := tx.Restore(a, now); err != nil {
 		out.Failed = append(out.Failed, fmt.Sprintf("%s (%s): %v", a.Key, p.IP, err))
@@ -156,6 +150,49 @@ func (out *Report) Restore(tx *store.Tx, w netns.PodWiring, cache []CacheEntry, 
 		return
 	}
 	out.restored++
+}
+
+// name gives a its runtime attachment (and key): the CNI cache entry's,
+// else the one its host veth names (an ADD still under way, whose result
+// the runtime has not cached yet), else unknown-<host veth>. A name the
+// store already gives another assignment is not taken. It returns what the
+// report notes.
+func name(tx *store.Tx, a *store.Assignment, w netns.PodWiring, cache []CacheEntry) string {
+	if hit, ok := MatchCache(cache, w); ok {
+		a.ContainerID, a.IfName, a.Network = hit.ContainerID, hit.IfName, hit.NetworkName
+		a.PodNamespace, a.PodName, a.PodUID = hit.arg("K8S_POD_NAMESPACE"), hit.arg("K8S_POD_NAME"), hit.arg("K8S_POD_UID")
+		if nameFree(tx, a) {
+			return ""
+		}
+	} else if s := w.Sandbox; s.ContainerID != "" {
+		a.ContainerID, a.IfName, a.Network = s.ContainerID, s.IfName, s.Network
+		if nameFree(tx, a) {
+			return "no CNI cache entry names it: named by its host veth"
+		}
+	}
+	a.PodNamespace, a.PodName, a.PodUID = "", "", ""
+	unknown(a, w.HostVeth)
+	return "no CNI cache entry or host veth names it: container ID unknown, kept until its namespace goes"
+}
+
+// unknown names a pod the rebuild cannot name: no container ID, so the
+// runtime's DEL cannot find it (the plugin's DEL matches it by host veth
+// and namespace) and the runtime's GC must not release it; gc does when
+// its namespace goes.
+func unknown(a *store.Assignment, veth string) {
+	a.ContainerID, a.Network = "unknown-"+veth, rebuiltNetwork
+	if a.IfName == "" {
+		a.IfName = "eth0"
+	}
+	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
+}
+
+// nameFree sets a's key and reports whether the store holds no other
+// assignment under it (one holding the same addresses is a's own).
+func nameFree(tx *store.Tx, a *store.Assignment) bool {
+	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
+	cur, ok, err := tx.Assignment(a.Key)
+	return err == nil && (!ok || (cur.IP == a.IP && cur.IPv6 == a.IPv6))
 }
 
 // wiredIPs names the pod's VPC addresses as the kernel routes them, IPv4
@@ -206,27 +243,31 @@ func (out *Report) Rows(t *printers.Table) {
 	}
 }
 
-// HoldInUse records that ip, which the store gave key, is routed to the
-// running pod behind veth: key gives it back and it is kept as that pod's,
-// under the name a rebuild gives a pod it cannot name, so nothing hands it
-// out again while the pod runs (gc releases it when its namespace goes).
-// An event says so.
-func HoldInUse(tx *store.Tx, key string, ip netip.Addr, veth, netnsPath string, now time.Time) error {
+// HoldInUse records that in.IP, which the store gave key, is routed to the
+// running pod behind in.Veth: key gives it back and it is kept as that
+// pod's, under the sandbox the veth names (its DEL and the runtime's GC
+// find it) or else the name a rebuild gives a pod it cannot name, so
+// nothing hands it out again while the pod runs (gc releases it when its
+// namespace goes). An event says so.
+func HoldInUse(tx *store.Tx, key string, in *netns.InUseError, now time.Time) error {
 	if _, _, err := tx.Give(key, now); err != nil {
 		return err
 	}
-	a := store.Assignment{ContainerID: "unknown-" + veth, IfName: "eth0", Network: rebuiltNetwork, HostVeth: veth, Netns: netnsPath}
-	if ip.Is4() {
-		a.IP = ip
+	a := store.Assignment{HostVeth: in.Veth, Netns: in.Netns}
+	if in.IP.Is4() {
+		a.IP = in.IP
 	} else {
-		a.IPv6 = ip
+		a.IPv6 = in.IP
 	}
-	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
+	a.ContainerID, a.IfName, a.Network = in.Sandbox.ContainerID, in.Sandbox.IfName, in.Sandbox.Network
+	if a.ContainerID == "" || !nameFree(tx, &a) {
+		unknown(&a, in.Veth)
+	}
 	if _, err := tx.Restore(a, now); err != nil {
 		return err
 	}
 	return tx.AddEvent(store.Event{Time: now, Kind: EventAddressInUse, Message: fmt.Sprintf(
-		"%s was free in the state but routed to %s, a running pod's veth: kept as that pod's (%s)", ip, veth, a.Key)})
+		"%s was free in the state but routed to %s, a running pod's veth: kept as that pod's (%s)", in.IP, in.Veth, a.Key)})
 }
 
 // EventAddressInUse is the kind of HoldInUse's event. **contract** (vpcctl events)
