@@ -47,7 +47,8 @@ bench: build
 # The plugin figures (root): vpc-cni against ptp + host-local built as upstream
 # releases them, every plugin installed by copy, rounds alternated; each table
 # gives the median and p90 of ADD, DEL and VERSION and the load average. Churn
-# (ADD then DEL, one pod at a time) and the VERSION start-up take 200 rounds;
+# (ADD then DEL, one pod at a time) and the VERSION start-up (against an empty
+# Go binary, one linking only the SDK and bbolt, and ptp) take 200 rounds;
 # burst (20 ADDs in a row, then 20 DELs) 10 rounds of 40 calls per contestant;
 # the fresh-node burst (30 ADDs at once, inline grow) 10 new nodes.
 # BEFORE=path/to/an/older/vpcctl adds it to the same rounds.

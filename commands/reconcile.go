@@ -9,12 +9,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/plugin"
 	"vpc-cni/podgc"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 
+	"vpc-cni/internal/nice"
 	"vpc-cni/internal/printers"
 	"vpc-cni/status"
 )
@@ -101,6 +103,13 @@ func reconcilePass(c *cli.Context) error {
 // runReconcile takes the lock (unless dry-run) and makes one pass. A held
 // lock without --wait is not a failure: the other pass does the work.
 func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
+	if c.Bool("refill") {
+		// The plugin niced this process's first thread; every other one
+		// follows, whatever the runtime started before that.
+		if err := nice.Self(plugin.RefillNice); err != nil {
+			slog.Warn("refill not reniced", "err", err)
+		}
+	}
 	mode := writable
 	if dryRun {
 		mode = readOnly

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
+	"vpc-cni/plugin"
 )
 
 // Set at build time with -ldflags "-X vpc-cni/commands.buildVersion=... -X vpc-cni/commands.buildCommit=...".
@@ -23,7 +24,7 @@ type VersionInfo struct {
 }
 
 func versionInfo() VersionInfo {
-	return VersionInfo{Version: buildVersion, Commit: buildCommit, GoVersion: runtime.Version(), CNIVersions: cniVersions}
+	return VersionInfo{Version: buildVersion, Commit: buildCommit, GoVersion: runtime.Version(), CNIVersions: plugin.CNIVersions()}
 }
 
 func versionCommand() *cli.Command {

@@ -382,9 +382,10 @@ func beforeBinary(b *testing.B, dir string) string {
 }
 
 // Start-up in plugin mode: CNI_COMMAND=VERSION, which does no I/O beyond
-// printing, against an empty static Go binary (the floor) and one that only
+// printing, against an empty static Go binary (the floor), one that only
 // links the EC2 and IMDS clients and bbolt (what the plugin cannot drop),
-// built with the Makefile's flags. Target: vpc-cni within 1.5x of empty;
+// both built with the Makefile's flags, and ptp as upstream releases it (the
+// peer of the ADD and DEL figures). Target: vpc-cni within 1.5x of empty;
 // sdkonly-vs-empty shows how much of that budget linking the SDK already
 // takes on this machine.
 func BenchmarkVersionStartup(b *testing.B) {
@@ -397,25 +398,33 @@ func BenchmarkVersionStartup(b *testing.B) {
 		}
 	}
 	installCopy(b, bin("vpcctl"), filepath.Join(dir, "vpc-cni")) // by copy, as users get it
+	installCopy(b, bin("ptp"), filepath.Join(dir, "ptp"))
+	// The conflist VERSION reads: ptp checks the version it names.
+	conf := []byte(`{"cniVersion":"1.1.0","name":"vpc","type":"ptp"}`)
 	env := []string{"CNI_COMMAND=VERSION"}
-	var v, e, s samples
+	var v, e, s, p samples
 	rotated(b, []func(){
-		func() { v.timed(b, func() run { return execHere(filepath.Join(dir, "vpc-cni"), env, nil) }) },
+		func() { v.timed(b, func() run { return execHere(filepath.Join(dir, "vpc-cni"), env, conf) }) },
 		func() { e.timed(b, func() run { return execHere(filepath.Join(dir, "empty"), env, nil) }) },
 		func() { s.timed(b, func() run { return execHere(filepath.Join(dir, "sdkonly"), env, nil) }) },
+		func() { p.timed(b, func() run { return execHere(filepath.Join(dir, "ptp"), env, conf) }) },
 	})
 	v.report(b, "vpc-version")
 	e.report(b, "empty")
 	s.report(b, "sdkonly")
+	p.report(b, "ptp-version")
 	ratio(b, "version-vs-empty", &v, &e)
 	ratio(b, "sdkonly-vs-empty", &s, &e)
+	ratio(b, "version-vs-ptp", &v, &p)
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "\nVERSION start-up (%d execs each)\n%-16s %9s %9s %9s\n", len(v.d), "binary", "p50 ms", "p90 ms", "ratio")
+	fmt.Fprintf(&tab, "\nVERSION start-up (%d execs each)\n%-16s %9s %9s %9s %9s\n", len(v.d), "binary", "p50 ms", "p90 ms",
+		"vs empty", "vs ptp")
 	for _, r := range []struct {
 		name string
 		s    *samples
-	}{{"vpc-cni", &v}, {"empty Go", &e}, {"sdk+bbolt only", &s}} {
-		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f\n", r.name, r.s.pct(0.5), r.s.pct(0.9), r.s.pct(0.5)/e.pct(0.5))
+	}{{"vpc-cni", &v}, {"empty Go", &e}, {"sdk+bbolt only", &s}, {"ptp", &p}} {
+		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f %9.2f\n", r.name, r.s.pct(0.5), r.s.pct(0.9), r.s.pct(0.5)/e.pct(0.5),
+			r.s.pct(0.5)/p.pct(0.5))
 	}
 	fmt.Fprintf(&tab, "target: vpc-cni <= 1.50 of the empty binary; load average %s", loadAvg())
 	b.Log(tab.String())

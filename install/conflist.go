@@ -14,18 +14,23 @@ import (
 // to 1.0.0, so the list is 1.0.0 while the plugin speaks all three.
 const conflistCNIVersion = "1.0.0"
 
-var conflistCNIVersions = plugin.CNIVersions()
-
-// Chained plugins, added only when their binaries are in the CNI bin dir
-// (the runtime would otherwise fail every ADD on a missing plugin).
-var chained = []struct {
+// chainedPlugin is a plugin the conflist may chain after vpc-cni.
+type chainedPlugin struct {
 	Type   string
 	Config map[string]any
-}{
-	{"portmap", map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}, "snat": true}},
-	{"bandwidth", map[string]any{"type": "bandwidth", "capabilities": map[string]bool{"bandwidth": true}}},
-	{"tuning", map[string]any{"type": "tuning", "sysctl": map[string]string{ // DISABLE_POD_V6, as aws-node writes it
-		"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1", "net.ipv6.conf.lo.disable_ipv6": "1"}}},
+}
+
+// chained are the chained plugins, added only when their binaries are in the
+// CNI bin dir (the runtime would otherwise fail every ADD on a missing
+// plugin). A function, not a package variable: its maps would be built at
+// every start of the binary, the plugin's included.
+func chained() []chainedPlugin {
+	return []chainedPlugin{
+		{"portmap", map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}, "snat": true}},
+		{"bandwidth", map[string]any{"type": "bandwidth", "capabilities": map[string]bool{"bandwidth": true}}},
+		{"tuning", map[string]any{"type": "tuning", "sysctl": map[string]string{ // DISABLE_POD_V6, as aws-node writes it
+			"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1", "net.ipv6.conf.lo.disable_ipv6": "1"}}},
+	}
 }
 
 // wanted says whether the configuration chains the plugin: portmap always;
@@ -80,9 +85,9 @@ func (in *installer) conflistWith(sets, knobs *settings.File, present func(strin
 	if in.Config != settings.DefaultFile {
 		self.ConfigFile = in.Config
 	}
-	doc := conflistDoc{CNIVersion: conflistCNIVersion, CNIVersions: conflistCNIVersions, Name: "vpc", Plugins: []any{self}}
+	doc := conflistDoc{CNIVersion: conflistCNIVersion, CNIVersions: plugin.CNIVersions(), Name: "vpc", Plugins: []any{self}}
 	var missing []string
-	for _, p := range chained {
+	for _, p := range chained() {
 		if !wanted(p.Type, settings.Inputs{File: knobs}) {
 			continue
 		}

@@ -13,17 +13,18 @@ const refused = "refused"
 // unknownFate marks a variable settings.AWSNodeVars does not list.
 const unknownFate = "unknown"
 
-// matters are the answered-differently variables whose non-default value
+// matters says which are the answered-differently variables whose non-default value
 // changes what the node does, so dropping them is refused: another EC2
 // endpoint, an ENIConfig chosen by another label or annotation (custom
 // networking needs ENI_CONFIG_<ZONE> lines instead), rp_filter left alone.
 // The others (logs, introspection, metrics, paths) change where to look,
 // not what the node does.
-var matters = map[string]bool{
-	"AWS_EC2_ENDPOINT":                   true,
-	"ENI_CONFIG_LABEL_DEF":               true,
-	"ENI_CONFIG_ANNOTATION_DEF":          true,
-	"AWS_VPC_K8S_CNI_CONFIGURE_RPFILTER": true,
+func matters(name string) bool {
+	switch name {
+	case "AWS_EC2_ENDPOINT", "ENI_CONFIG_LABEL_DEF", "ENI_CONFIG_ANNOTATION_DEF", "AWS_VPC_K8S_CNI_CONFIGURE_RPFILTER":
+		return true
+	}
+	return false
 }
 
 // classify decides each variable's fate: pure policy over the one table.
@@ -77,7 +78,7 @@ func byFate(known settings.AWSNodeVar, value string) (action, note string) {
 	case known.Fate == settings.NotYet:
 		return refused, "vpc-cni cannot honour it yet: it has no " + known.Instead + "; it behaves as aws-node's default (" +
 			printed(known.Default) + ")"
-	case same || !matters[known.Name]:
+	case same || !matters(known.Name):
 		return Dropped, instead(known)
 	}
 	return refused, "not aws-node's default (" + printed(known.Default) + "), and it matters: " + known.Instead

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"vpc-cni/internal/usage"
 )
@@ -44,35 +45,39 @@ func ReadAWSNodeEnv(path string) ([]EnvVar, error) {
 	return vars, nil
 }
 
-var envLine = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
+// envLine is compiled on first use: every plugin start runs the package
+// initialisers of the whole binary, and only vpcctl migrate reads env lines.
+var envLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // envLines says whether the first line that is not blank or a comment is
 // KEY=VALUE, which no YAML document starts with.
 func envLines(data []byte) bool {
 	for _, l := range strings.Split(string(data), "\n") {
 		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-			return envLine.MatchString(t)
+			return envLine().MatchString(t)
 		}
 	}
 	return false
 }
 
 // fromComment is how `kubectl set env --list` shows a valueFrom variable.
-var fromComment = regexp.MustCompile(`^#\s*([A-Za-z_][A-Za-z0-9_]*) from (.+)$`)
+var fromComment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^#\s*([A-Za-z_][A-Za-z0-9_]*) from (.+)$`)
+})
 
 func parseEnvLines(data []byte) ([]EnvVar, error) {
 	var out []EnvVar
 	seen := map[string]int{}
 	for i, l := range strings.Split(string(data), "\n") {
 		t := strings.TrimSpace(l)
-		if m := fromComment.FindStringSubmatch(t); m != nil {
+		if m := fromComment().FindStringSubmatch(t); m != nil {
 			out = append(out, EnvVar{Name: m[1], From: m[2]})
 			continue
 		}
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if !envLine.MatchString(t) {
+		if !envLine().MatchString(t) {
 			return nil, fmt.Errorf("line %d: %q is not a KEY=VALUE line", i+1, t)
 		}
 		k, v, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")

@@ -161,8 +161,12 @@ func BenchmarkFirstContact6(b *testing.B) {
 	for _, dad := range []bool{true, false} {
 		b.Run(fmt.Sprintf("host_dad=%v", dad), func(b *testing.B) {
 			if dad {
-				hostVethIPv6Sysctls["accept_dad"] = "1"
-				defer func() { hostVethIPv6Sysctls["accept_dad"] = "0" }()
+				setting := &hostVethIPv6Sysctls[len(hostVethIPv6Sysctls)-1]
+				if setting.key != "accept_dad" {
+					b.Fatalf("the last host veth sysctl is %s, not accept_dad", setting.key)
+				}
+				setting.value = "1"
+				defer func() { setting.value = "0" }()
 			}
 			node := newNode6(b)
 			_, p := newPod6(b, "first", "", "fd00:8::8")

@@ -183,10 +183,10 @@ func podSide6Problems(p Pod, w Wired) error {
 // sysctls, the /128 route and the prio 512 rule.
 func hostSide6Problems(p Pod) error {
 	var errs []error
-	for key, want := range hostVethIPv6Sysctls {
-		b, err := os.ReadFile("/proc/sys/net/ipv6/conf/" + p.HostVeth + "/" + key)
-		if err != nil || string(b) != want+"\n" {
-			errs = append(errs, fmt.Errorf("host veth %s: %s = %q (%v), want %s", p.HostVeth, key, b, err, want))
+	for _, s := range hostVethIPv6Sysctls {
+		b, err := os.ReadFile("/proc/sys/net/ipv6/conf/" + p.HostVeth + "/" + s.key)
+		if err != nil || string(b) != s.value+"\n" {
+			errs = append(errs, fmt.Errorf("host veth %s: %s = %q (%v), want %s", p.HostVeth, s.key, b, err, s.value))
 		}
 	}
 	veth, err := netlink.LinkByName(p.HostVeth)

@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/internal/logfile"
+	"vpc-cni/internal/nice"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
@@ -137,54 +135,45 @@ func (c *call) maybeRefill() {
 	if err != nil {
 		return
 	}
-	args := []string{"--state-dir", c.cfg.StateDir, "--log-level", "info"}
+	args := []string{"vpcctl", "--state-dir", c.cfg.StateDir, "--log-level", "info"}
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
-	cmd := exec.Command(self, append(args, "reconcile", "--wait", "--refill", "--timeout", refillTimeout.String(), "--log-summary")...)
-	cmd.Args[0] = "vpcctl"
+	args = append(args, "reconcile", "--wait", "--refill", "--timeout", refillTimeout.String(), "--log-summary")
 	// Its log and its one-line summary go to the plugin's log file: nothing
 	// reaches the runtime, whose stdout is the CNI result. The full report is
 	// in the state file (pool status, events).
-	if f, err := logfile.Open(c.cfg.LogFile); err == nil { // rotated by size, as the plugin's own
-		cmd.Stdout, cmd.Stderr = f, f
-		defer f.Close()
-	}
-	// Kubelet's environment, as ours: the child resolves the knobs as we do.
-	cmd.Env = os.Environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := startNiced(cmd, refillNice); err != nil {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
 		c.log.Warn("background reconcile not started", "err", err)
 		return
 	}
-	c.log.Info("background reconcile started", "child", cmd.Process.Pid) // "pid" is the plugin's own
-	_ = cmd.Process.Release()
+	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), null.Fd()}
+	if f, err := logfile.Open(c.cfg.LogFile); err == nil { // rotated by size, as the plugin's own
+		files[1], files[2] = f.Fd(), f.Fd()
+		defer f.Close()
+	}
+	// Kubelet's environment, as ours: the child resolves the knobs as we do.
+	pid, err := nice.Start(self, args, os.Environ(), files, RefillNice)
+	if pid == 0 {
+		c.log.Warn("background reconcile not started", "err", err)
+		return
+	}
+	if err != nil {
+		c.log.Warn("background reconcile not reniced (it renices itself)", "child", pid, "err", err)
+	}
+	c.log.Info("background reconcile started", "child", pid) // "pid" is the plugin's own
 }
 
 // refillTimeout bounds the detached pass, its wait for the lock included:
 // the refill claim lapses then (store.RefillClaimTTL).
 const refillTimeout = store.RefillClaimTTL
 
-// refillNice is the background refill's nice value. It is background work:
+// RefillNice is the background refill's nice value. It is background work:
 // the pool still has addresses (the ADD that started it took one), and at
 // full priority it takes the CPU from the very ADDs of the burst it serves.
-// A pass is mostly waiting on EC2, so a lower share delays it little.
-const refillNice = 10
-
-// startNiced starts cmd at the given nice value. Linux keeps nice per
-// thread and a child inherits the forking thread's, so the fork happens on
-// a thread locked and reniced for it, which then gets its value back.
-func startNiced(cmd *exec.Cmd, nice int) error {
-	runtime.LockOSThread()
-	tid := syscall.Gettid()
-	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid) // the raw call returns 20 - nice
-	if err == nil {
-		err = syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
-	}
-	startErr := cmd.Start()
-	if err == nil && syscall.Setpriority(syscall.PRIO_PROCESS, tid, 20-prio) != nil {
-		return startErr // the thread stays locked to this goroutine: it must not run others reniced
-	}
-	runtime.UnlockOSThread()
-	return startErr
-}
+// A pass is mostly waiting on EC2, so a lower share delays it little. The
+// plugin nices the child once it has exec'd (nice.Start), and the child,
+// `reconcile --refill`, every thread of its own (nice.Self).
+const RefillNice = 10

@@ -2,12 +2,8 @@ package plugin
 
 import (
 	"fmt"
-	"os/exec"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -96,34 +92,5 @@ func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
 		if got := whyNoGrowth(&c.rep); !strings.Contains(got, c.want) {
 			t.Errorf("whyNoGrowth(%+v) = %q, want %q", c.rep.Plan.Figures, got, c.want)
 		}
-	}
-}
-
-// The refill child runs at refillNice, and the thread that forked it gets
-// its own nice value back.
-func TestStartNicedRenicesOnlyTheChild(t *testing.T) {
-	runtime.LockOSThread() // startNiced's lock nests in this one: the thread stays ours to inspect
-	defer runtime.UnlockOSThread()
-	tid := syscall.Gettid()
-	before, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/stat")
-	cmd.Stdout = &out
-	if err := startNiced(cmd, refillNice); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	// /proc/PID/stat: field 19 is nice; the command name (field 2) has no spaces here.
-	if f := strings.Fields(out.String()); len(f) < 19 || f[18] != strconv.Itoa(refillNice) {
-		t.Fatalf("the child's nice is not %d: %q", refillNice, out.String())
-	}
-	after, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
-	if err != nil || after != before {
-		t.Fatalf("the forking thread's priority went from %d to %d (%v)", before, after, err)
 	}
 }

@@ -26,7 +26,7 @@ import (
 func CNIVersions() []string { return []string{"0.4.0", "1.0.0", "1.1.0"} }
 
 // Funcs are the CNI verbs for skel, on the node's kernel, printing to stdout.
-func Funcs() skel.CNIFuncs { return funcsOn(Kernel{}, os.Stdout) }
+func Funcs() skel.CNIFuncs { return grown(funcsOn(Kernel{}, os.Stdout)) }
 
 func funcsOn(host Host, out io.Writer) skel.CNIFuncs {
 	v := verbs{host: host, out: out}

@@ -44,7 +44,11 @@ func TestNodeAndSettingsRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(gotSettings, want) || gotSettings.Overrides.MinIP != nil {
 			t.Errorf("Settings:\n got %+v\nwant %+v", gotSettings, want)
 		}
-		return errors.Join(err, err2)
+		gotOverrides, err3 := tx.Overrides() // what ADD reads of them
+		if !reflect.DeepEqual(gotOverrides, want.Overrides) {
+			t.Errorf("Overrides: got %+v, want %+v", gotOverrides, want.Overrides)
+		}
+		return errors.Join(err, err2, err3)
 	})
 }
 

@@ -96,6 +96,17 @@ func (t *Tx) Settings() (s Settings, err error) {
 	return s, err
 }
 
+// Overrides returns the persisted overrides alone: an ADD needs nothing
+// else of the settings, and decoding the effective configuration and the
+// last pass's values would cost every pod start their JSON decoders.
+func (t *Tx) Overrides() (settings.Overrides, error) {
+	var s struct {
+		Overrides settings.Overrides `json:"overrides"`
+	}
+	_, err := t.getJSON(bSettings, kSettings, &s)
+	return s.Overrides, err
+}
+
 // PutSettings replaces the settings.
 func (t *Tx) PutSettings(s Settings) error { return t.putJSON(bSettings, kSettings, s) }
 

@@ -61,14 +61,14 @@ func (s *Store) TakeForPod(want Assignment, now time.Time, knobs Knobs, claimRef
 // takeForPod is TakeForPod's body; takeErr is ErrNoFreeAddress, which must
 // not roll the transaction back, err anything else.
 func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTake, takeErr, err error) {
-	s, err := t.Settings()
+	o, err := t.Overrides()
 	if err != nil {
 		return res, nil, err
 	}
 	if res.Node, res.HasNode, err = t.Node(); err != nil {
 		return res, nil, err
 	}
-	cfg, err := knobs(s.Overrides, res.Node)
+	cfg, err := knobs(o, res.Node)
 	if err != nil {
 		return res, nil, err
 	}

@@ -2,6 +2,7 @@ package ec2sim
 
 import (
 	"strconv"
+	"sync"
 )
 
 type describeNIResp struct {
@@ -95,7 +96,7 @@ func eniFilterValues(s *Sim, e *eniRec, name string) ([]string, bool) {
 		}
 		return nil, true
 	}
-	get, ok := eniFilterFields[name]
+	get, ok := eniFilterFields()[name]
 	if !ok || e == nil {
 		return nil, ok
 	}
@@ -120,46 +121,49 @@ func attachField(get func(a *attachment) string) func(*Sim, *eniRec) []string {
 	}
 }
 
-var eniFilterFields = map[string]func(s *Sim, e *eniRec) []string{
-	"attachment.instance-id":   attachField(func(a *attachment) string { return a.instanceID }),
-	"attachment.attachment-id": attachField(func(a *attachment) string { return a.id }),
-	"attachment.device-index":  attachField(func(a *attachment) string { return strconv.Itoa(a.deviceIndex) }),
-	"attachment.status":        attachField(func(*attachment) string { return "attached" }),
-	"attachment.delete-on-termination": attachField(func(a *attachment) string {
-		return strconv.FormatBool(a.deleteOnTermination)
-	}),
-	"attachment.instance-owner-id": func(s *Sim, e *eniRec) []string {
-		return attachField(func(*attachment) string { return s.ownerID })(s, e)
-	},
-	"availability-zone":            func(s *Sim, _ *eniRec) []string { return one(s.cfg.AZ) },
-	"description":                  func(_ *Sim, e *eniRec) []string { return one(e.description) },
-	"group-id":                     func(_ *Sim, e *eniRec) []string { return e.groups },
-	"interface-type":               func(_ *Sim, e *eniRec) []string { return one(e.ifType) },
-	"mac-address":                  func(_ *Sim, e *eniRec) []string { return one(e.mac) },
-	"network-interface-id":         func(_ *Sim, e *eniRec) []string { return one(e.id) },
-	"owner-id":                     func(s *Sim, _ *eniRec) []string { return one(s.ownerID) },
-	"private-ip-address":           eniAddrStrings,
-	"addresses.private-ip-address": eniAddrStrings,
-	"ipv4-prefix": func(_ *Sim, e *eniRec) []string {
-		var out []string
-		for _, p := range e.prefixList() {
-			out = append(out, p.String())
-		}
-		return out
-	},
-	"requester-managed": func(*Sim, *eniRec) []string { return one("false") },
-	"source-dest-check": func(_ *Sim, e *eniRec) []string { return one(strconv.FormatBool(e.sourceDestCheck)) },
-	"status":            func(_ *Sim, e *eniRec) []string { return one(e.status()) },
-	"subnet-id":         func(_ *Sim, e *eniRec) []string { return one(e.subnetID) },
-	"vpc-id":            func(s *Sim, _ *eniRec) []string { return one(s.vpcID) },
-	"tag-key": func(_ *Sim, e *eniRec) []string {
-		var out []string
-		for k := range e.tags {
-			out = append(out, k)
-		}
-		return out
-	},
-}
+// eniFilterFields is built on first use (see actions).
+var eniFilterFields = sync.OnceValue(func() map[string]func(s *Sim, e *eniRec) []string {
+	return map[string]func(s *Sim, e *eniRec) []string{
+		"attachment.instance-id":   attachField(func(a *attachment) string { return a.instanceID }),
+		"attachment.attachment-id": attachField(func(a *attachment) string { return a.id }),
+		"attachment.device-index":  attachField(func(a *attachment) string { return strconv.Itoa(a.deviceIndex) }),
+		"attachment.status":        attachField(func(*attachment) string { return "attached" }),
+		"attachment.delete-on-termination": attachField(func(a *attachment) string {
+			return strconv.FormatBool(a.deleteOnTermination)
+		}),
+		"attachment.instance-owner-id": func(s *Sim, e *eniRec) []string {
+			return attachField(func(*attachment) string { return s.ownerID })(s, e)
+		},
+		"availability-zone":            func(s *Sim, _ *eniRec) []string { return one(s.cfg.AZ) },
+		"description":                  func(_ *Sim, e *eniRec) []string { return one(e.description) },
+		"group-id":                     func(_ *Sim, e *eniRec) []string { return e.groups },
+		"interface-type":               func(_ *Sim, e *eniRec) []string { return one(e.ifType) },
+		"mac-address":                  func(_ *Sim, e *eniRec) []string { return one(e.mac) },
+		"network-interface-id":         func(_ *Sim, e *eniRec) []string { return one(e.id) },
+		"owner-id":                     func(s *Sim, _ *eniRec) []string { return one(s.ownerID) },
+		"private-ip-address":           eniAddrStrings,
+		"addresses.private-ip-address": eniAddrStrings,
+		"ipv4-prefix": func(_ *Sim, e *eniRec) []string {
+			var out []string
+			for _, p := range e.prefixList() {
+				out = append(out, p.String())
+			}
+			return out
+		},
+		"requester-managed": func(*Sim, *eniRec) []string { return one("false") },
+		"source-dest-check": func(_ *Sim, e *eniRec) []string { return one(strconv.FormatBool(e.sourceDestCheck)) },
+		"status":            func(_ *Sim, e *eniRec) []string { return one(e.status()) },
+		"subnet-id":         func(_ *Sim, e *eniRec) []string { return one(e.subnetID) },
+		"vpc-id":            func(s *Sim, _ *eniRec) []string { return one(s.vpcID) },
+		"tag-key": func(_ *Sim, e *eniRec) []string {
+			var out []string
+			for k := range e.tags {
+				out = append(out, k)
+			}
+			return out
+		},
+	}
+})
 
 func eniAddrStrings(_ *Sim, e *eniRec) []string {
 	var out []string

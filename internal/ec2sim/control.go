@@ -162,7 +162,7 @@ func (s *Sim) serveControlPost(w http.ResponseWriter, r *http.Request, route str
 	if route == "POST /_sim/faults" {
 		target = &faults
 	}
-	if r.Method != http.MethodPost || !knownPost[route] {
+	if r.Method != http.MethodPost || !knownPost(route) {
 		http.Error(w, "unknown control route "+route, http.StatusNotFound)
 		return
 	}
@@ -177,8 +177,13 @@ func (s *Sim) serveControlPost(w http.ResponseWriter, r *http.Request, route str
 	writeJSON(w, map[string]bool{"ok": true})
 }
 
-var knownPost = map[string]bool{"POST /_sim/faults": true, "POST /_sim/fail-next": true,
-	"POST /_sim/subnet-free": true, "POST /_sim/deny": true, "POST /_sim/allow": true}
+func knownPost(route string) bool {
+	switch route {
+	case "POST /_sim/faults", "POST /_sim/fail-next", "POST /_sim/subnet-free", "POST /_sim/deny", "POST /_sim/allow":
+		return true
+	}
+	return false
+}
 
 func (s *Sim) applyControl(route, action, code string, times int, free *int, faults Faults) error {
 	switch route {

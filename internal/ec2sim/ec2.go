@@ -5,29 +5,34 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
 // actionFunc runs one EC2 action under the mutex.
 type actionFunc func(s *Sim, f form) (response, *apiError)
 
-var actions = map[string]actionFunc{
-	"DescribeInstances":               (*Sim).describeInstances,
-	"DescribeInstanceTypes":           (*Sim).describeInstanceTypes,
-	"DescribeNetworkInterfaces":       (*Sim).describeNetworkInterfaces,
-	"DescribeSubnets":                 (*Sim).describeSubnets,
-	"CreateNetworkInterface":          (*Sim).createNetworkInterface,
-	"AttachNetworkInterface":          (*Sim).attachNetworkInterface,
-	"DetachNetworkInterface":          (*Sim).detachNetworkInterface,
-	"DeleteNetworkInterface":          (*Sim).deleteNetworkInterface,
-	"ModifyNetworkInterfaceAttribute": (*Sim).modifyNetworkInterfaceAttribute,
-	"AssignPrivateIpAddresses":        (*Sim).assignPrivateIPAddresses,
-	"UnassignPrivateIpAddresses":      (*Sim).unassignPrivateIPAddresses,
-	"AssignIpv6Addresses":             (*Sim).assignIPv6Addresses,
-	"UnassignIpv6Addresses":           (*Sim).unassignIPv6Addresses,
-	"CreateTags":                      (*Sim).createTags,
-	"DeleteTags":                      (*Sim).deleteTags,
-}
+// actions is built on first use: the emulator ships in the one binary, whose
+// package initialisers run at every plugin start.
+var actions = sync.OnceValue(func() map[string]actionFunc {
+	return map[string]actionFunc{
+		"DescribeInstances":               (*Sim).describeInstances,
+		"DescribeInstanceTypes":           (*Sim).describeInstanceTypes,
+		"DescribeNetworkInterfaces":       (*Sim).describeNetworkInterfaces,
+		"DescribeSubnets":                 (*Sim).describeSubnets,
+		"CreateNetworkInterface":          (*Sim).createNetworkInterface,
+		"AttachNetworkInterface":          (*Sim).attachNetworkInterface,
+		"DetachNetworkInterface":          (*Sim).detachNetworkInterface,
+		"DeleteNetworkInterface":          (*Sim).deleteNetworkInterface,
+		"ModifyNetworkInterfaceAttribute": (*Sim).modifyNetworkInterfaceAttribute,
+		"AssignPrivateIpAddresses":        (*Sim).assignPrivateIPAddresses,
+		"UnassignPrivateIpAddresses":      (*Sim).unassignPrivateIPAddresses,
+		"AssignIpv6Addresses":             (*Sim).assignIPv6Addresses,
+		"UnassignIpv6Addresses":           (*Sim).unassignIPv6Addresses,
+		"CreateTags":                      (*Sim).createTags,
+		"DeleteTags":                      (*Sim).deleteTags,
+	}
+})
 
 func (s *Sim) serveEC2(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
@@ -73,7 +78,7 @@ func (s *Sim) admit(action string, f form) (time.Duration, *apiError) {
 	if s.faults.ServerErrorRate > 0 && s.rng.Float64() < s.faults.ServerErrorRate {
 		return s.faults.Latency, injectedError("InternalError", action)
 	}
-	if _, ok := actions[action]; !ok {
+	if _, ok := actions()[action]; !ok {
 		return s.faults.Latency, newAPIError("InvalidAction", "The action %s is not valid for this web service.", action)
 	}
 	if s.denied[action] {
@@ -92,7 +97,7 @@ func (s *Sim) run(action string, f form) (response, *apiError) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return actions[action](s, f)
+	return actions()[action](s, f)
 }
 
 func newRequestID() string {

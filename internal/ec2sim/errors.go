@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // apiError is an EC2 error as it goes on the wire (code without the
@@ -44,19 +45,21 @@ func httpStatus(code string) int {
 }
 
 // defaultMessages are EC2's texts for codes injected with FailNext.
-var defaultMessages = map[string]string{
-	"RequestLimitExceeded":              "Request limit exceeded.",
-	"InternalError":                     "An internal error has occurred.",
-	"ServerInternal":                    "An internal error has occurred.",
-	"InternalFailure":                   "An internal error has occurred.",
-	"Unavailable":                       "The server is overloaded and can't handle the request.",
-	"ServiceUnavailable":                "The server is overloaded and can't handle the request.",
-	"UnauthorizedOperation":             "You are not authorized to perform this operation.",
-	"InsufficientFreeAddressesInSubnet": "The specified subnet does not have enough free addresses to satisfy the request.",
-	"InsufficientCidrBlocks":            "The specified subnet does not have enough free cidr blocks to satisfy the request.",
-	"PrivateIpAddressLimitExceeded":     "Number of private addresses will exceed limit.",
-	"IncorrectState":                    "The resource is in an incorrect state for the request.",
-}
+var defaultMessages = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"RequestLimitExceeded":              "Request limit exceeded.",
+		"InternalError":                     "An internal error has occurred.",
+		"ServerInternal":                    "An internal error has occurred.",
+		"InternalFailure":                   "An internal error has occurred.",
+		"Unavailable":                       "The server is overloaded and can't handle the request.",
+		"ServiceUnavailable":                "The server is overloaded and can't handle the request.",
+		"UnauthorizedOperation":             "You are not authorized to perform this operation.",
+		"InsufficientFreeAddressesInSubnet": "The specified subnet does not have enough free addresses to satisfy the request.",
+		"InsufficientCidrBlocks":            "The specified subnet does not have enough free cidr blocks to satisfy the request.",
+		"PrivateIpAddressLimitExceeded":     "Number of private addresses will exceed limit.",
+		"IncorrectState":                    "The resource is in an incorrect state for the request.",
+	}
+})
 
 // injectedError builds a FailNext error: "Code" takes the code's usual
 // message, "Code: message" sets one (EC2 tells some failures apart only by
@@ -66,7 +69,7 @@ func injectedError(code, action string) *apiError {
 	if c, msg, ok := strings.Cut(code, ": "); ok {
 		return &apiError{Code: c, Message: msg}
 	}
-	msg, ok := defaultMessages[code]
+	msg, ok := defaultMessages()[code]
 	if !ok {
 		msg = fmt.Sprintf("Injected %s failure for %s.", code, action)
 	}
