@@ -124,7 +124,7 @@ func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
 	if err != nil {
 		return settings.Effective{}, invalid("%v", err)
 	}
-	e, err := settings.Resolve(stored, settings.Inputs{Env: os.LookupEnv, File: f})
+	e, err := settings.Resolve(stored, settings.Inputs{Env: os.LookupEnv, File: f, Names: settings.EnvNames})
 	if err != nil {
 		return e, invalid("%v", err)
 	}
@@ -135,7 +135,7 @@ func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
 // by Knobs, which the verbs call first; nil if it could not be read).
 func (c *Config) knobInputs() settings.Inputs {
 	f, _ := c.knobFile()
-	return settings.Inputs{Env: os.LookupEnv, File: f}
+	return settings.Inputs{Env: os.LookupEnv, File: f, Names: settings.EnvNames}
 }
 
 func (c *Config) parsePrevResult(pc *types.PluginConf, stdin []byte) error {

@@ -23,7 +23,7 @@ func (p *pass) ensureNodeRules(ctx context.Context) error {
 	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
 		return nil
 	}
-	rules, err := nodeRulesOn(p.node, settings.Inputs{Env: p.Env, File: p.File}, p.Host.PrimaryLink)
+	rules, err := nodeRulesOn(p.node, p.inputs(), p.Host.PrimaryLink)
 	if err == nil && rules.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
 		// never write rules where the primary ENI is not. Debug only:

@@ -33,7 +33,7 @@ func (p *pass) home() (placement, error) {
 	node := p.node
 	home := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
 	if p.cfg.Pool.CustomNetworking {
-		c, ok, err := settings.ENIConfigFor(settings.Inputs{Env: p.Env, File: p.File}, node.AZ)
+		c, ok, err := settings.ENIConfigFor(p.inputs(), node.AZ)
 		if err != nil {
 			return home, ConfigError{err}
 		}

@@ -66,6 +66,7 @@ type Runner struct {
 	Host  Host            // nil: no host networking (ENIs stay not ready)
 	Env   settings.Lookup // the process environment
 	File  *settings.File  // the configuration file (nil: none)
+	Names func() []string // the environment's variable names (settings.Inputs.Names; nil: none)
 	Now   func() time.Time
 	Log   *slog.Logger
 }
@@ -118,6 +119,11 @@ type pass struct {
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
+}
+
+// inputs are the layers under the store's overrides.
+func (r *Runner) inputs() settings.Inputs {
+	return settings.Inputs{Env: r.Env, File: r.File, Names: r.Names}
 }
 
 func (r *Runner) now() time.Time {
@@ -238,7 +244,7 @@ func (p *pass) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.cfg, err = settings.Resolve(stored.Overrides, settings.Inputs{Env: p.Env, File: p.File}); err != nil {
+	if p.cfg, err = settings.Resolve(stored.Overrides, p.inputs()); err != nil {
 		return ConfigError{err}
 	}
 	if !known && !p.opts.DryRun { // no node yet: nothing a running pod holds is recorded
