@@ -22,6 +22,7 @@ type eniTally struct {
 	notOurs      bool // someone else's: nothing grown, released or deleted; it only takes a slot
 	keep         bool // never deleted: the primary, or an ENI vpc-cni did not create
 	foreign      bool // another pool's (profiles.go): it only takes its slot and device
+	drifted      bool // its groups are not its profile's: deleted once nothing on it is in use
 }
 
 // tally is the pool reduced to counts, in addresses. Releasing blocks are
@@ -56,7 +57,7 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 			continue // its pods' addresses are counted; it takes none of card 0's slots
 		}
 		et.noGrow = excluded || now.Before(s.FullSubnets[e.SubnetID])
-		et.notOurs, et.keep = e.NotOurs(), !e.Deletable()
+		et.notOurs, et.keep, et.drifted = e.NotOurs(), !e.Deletable(), e.GroupsDrift != ""
 		t.enis = append(t.enis, et)
 	}
 	if !hasPrimary {

@@ -83,10 +83,13 @@ type Options struct {
 
 // Report says what a pass did.
 type Report struct {
-	Time     time.Time          `json:"time"`
-	Duration time.Duration      `json:"duration"`
-	DryRun   bool               `json:"dryRun,omitempty"`
-	Plan     pool.Plan          `json:"plan"`
+	Time     time.Time     `json:"time"`
+	Duration time.Duration `json:"duration"`
+	DryRun   bool          `json:"dryRun,omitempty"`
+	Plan     pool.Plan     `json:"plan"` // the default pool's figures; every pool's actions
+	// Profiles: each network profile pool's plan (its actions are in
+	// Plan's too), in the order of the configuration's profiles.
+	Profiles []pool.Plan        `json:"profiles,omitempty"`
 	Calls    []string           `json:"calls"`    // EC2 calls made (or, dry-run, that would be made)
 	Observed string             `json:"observed"` // where the ENIs were read: "imds", or "ec2: <why>"
 	Findings []Finding          `json:"findings,omitempty"`
