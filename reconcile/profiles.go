@@ -157,3 +157,30 @@ func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
 	t.GrowBlockedUntil, t.GrowBlockedWhy = now.Add(subnetBackoff), fmt.Sprintf("profile %s's subnet exhausted: %v", res.Profile, res.Err)
 	return tx.PutPoolTimers(res.Profile, t)
 }
+
+// KeepSource lists the blocks of the ENIs of every configured profile with
+// SNAT none: their pods keep their own address for every destination
+// (hostnet.Config.KeepSource).
+func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
+	var out []netip.Prefix
+	for _, e := range snap.ENIs {
+		if p, ok := cfg.Profile(e.Profile); !ok || e.Profile == "" || p.SNAT != settings.SNATNone {
+			continue
+		}
+		for _, b := range e.Blocks {
+			out = append(out, b.CIDR)
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
+	return out
+}
+
+// keepSourceGrew reports whether the pass grew a profile with SNAT none: a
+// grow-only pass then sets the node rules too, so the new addresses keep
+// their source from their pod's first packet.
+func (p *pass) keepSourceGrew() bool {
+	return slices.ContainsFunc(p.rep.Plan.Actions, func(a pool.Action) bool {
+		prof, ok := p.cfg.Profile(a.Profile)
+		return ok && a.Profile != "" && prof.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
+	})
+}

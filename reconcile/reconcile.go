@@ -191,7 +191,7 @@ func (p *pass) run(ctx context.Context) error {
 	err = p.executeAndSettle(ctx, steps, truth)
 	p.setupHosts()
 	var rulesErr error
-	if !p.opts.GrowOnly {
+	if !p.opts.GrowOnly || p.keepSourceGrew() {
 		rulesErr = p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
 	}
 	if !p.opts.GrowOnly && p.cfg.Provisioning() { // both change EC2

@@ -53,7 +53,7 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 		return s, nil
 	}
 	s.Initialized, s.Node = true, nodeStatus(ss.node)
-	rules := NodeRules(ss.node, in)
+	rules := NodeRules(ss.node, ss.snap, in)
 	s.NodeRules = &rules
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
 	pools := reconcile.Pools(cfg, ss.node, ss.snap)
