@@ -76,6 +76,10 @@ func (c *call) pickProfile() error {
 		return invalid("the pod's annotation %s=%s names a profile this node does not serve (%s=%s, %s)",
 			settings.ProfileAnnotation, name, settings.Profiles, v.Value, v.Origin())
 	}
+	if e.Pool.IPv4Off {
+		return invalid("the pod's annotation %s=%s: a network profile gives pods an IPv4 of its ENIs, and this node gives pods none (%s=false)",
+			settings.ProfileAnnotation, name, settings.EnableIPv4)
+	}
 	c.profile = name
 	return nil
 }
