@@ -3,7 +3,6 @@ package settings
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -90,10 +89,18 @@ func ProfileKey(name, field string) string {
 	return ProfilePrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_" + field
 }
 
-var (
-	profileName    = regexp.MustCompile(`^[a-z0-9-]+$`)
-	profileKeyName = regexp.MustCompile(`^[A-Z0-9_]+$`)
-)
+// onlyOf reports whether s is not empty and every byte of it is a digit, or
+// one of the letters lo..hi, or other. (No package-level regexp: settings is
+// on the plugin's start-up path.)
+func onlyOf(s string, lo, hi, other byte) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= lo && c <= hi || c == other) {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // MaxProfileName bounds a profile's name: it is an ENI tag's value and a
 // pod annotation's, and an error names it.
@@ -106,7 +113,7 @@ func ValidProfileName(name string) string {
 		return "a profile name is not empty"
 	case len(name) > MaxProfileName:
 		return fmt.Sprintf("a profile name has at most %d characters", MaxProfileName)
-	case !profileName.MatchString(name):
+	case !onlyOf(name, 'a', 'z', '-'):
 		return "a profile name is lower-case letters, digits and '-' ([a-z0-9-]+)"
 	}
 	return ""
@@ -121,7 +128,7 @@ func ParseProfileKey(key string) (name, field string, err error) {
 	}
 	for _, f := range ProfileFields {
 		if n, ok := strings.CutSuffix(rest, "_"+f); ok {
-			if !profileKeyName.MatchString(n) {
+			if !onlyOf(n, 'A', 'Z', '_') {
 				return "", "", fmt.Errorf("%s: <NAME> %q is upper-case letters, digits and '_' (for '-')", key, n)
 			}
 			name = strings.ToLower(strings.ReplaceAll(n, "_", "-"))
@@ -272,18 +279,22 @@ func (r *resolver) profileList(name, field string, parse func(string) (string, e
 // MaxProfileGroups is EC2's limit of security groups on one ENI.
 const MaxProfileGroups = 16
 
-var (
-	groupID    = regexp.MustCompile(`^sg-[0-9a-zA-Z]+$`)
-	subnetID   = regexp.MustCompile(`^subnet-[0-9a-zA-Z]+$`)
+const (
 	tagPrefix  = "tag:"
 	tagSubnets = "subnets of the node's zone tagged so"
 )
+
+// isID reports whether s is prefix then letters and digits (sg-..., subnet-...).
+func isID(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	return ok && onlyOf(strings.ToLower(rest), 'a', 'z', 'a')
+}
 
 func parseGroup(s string) (string, error) {
 	if strings.HasPrefix(s, tagPrefix) {
 		return "", fmt.Errorf("%q: security groups are given by ID (sg-...); tag selectors are for subnets", s)
 	}
-	if !groupID.MatchString(s) {
+	if !isID(s, "sg-") {
 		return "", fmt.Errorf("%q is not a security group ID (sg-...)", s)
 	}
 	return s, nil
@@ -298,7 +309,7 @@ func parseSubnet(s string) (string, error) {
 		}
 		return s, nil
 	}
-	if !subnetID.MatchString(s) {
+	if !isID(s, "subnet-") {
 		return "", fmt.Errorf("%q is neither a subnet ID (subnet-...) nor a tag selector (tag:<key>=<value>)", s)
 	}
 	return s, nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -54,7 +55,7 @@ func (t *Tx) ProfileAvailableAtLeast(n int, now time.Time, cooldown time.Duratio
 	return false, err
 }
 
-var errEnough = fmt.Errorf("enough usable addresses")
+var errEnough = errors.New("enough usable addresses")
 
 // profilePick walks profile's usable addresses in pick order. With want 1 it
 // returns the first; with more it returns errEnough once it has seen want.
