@@ -28,20 +28,20 @@ const (
 
 // Report is the node's pod capacity, how it was reached, and where to put it.
 type Report struct {
-	Source       string        `json:"source"`
-	InstanceType string        `json:"instanceType"`
-	Hypervisor   string        `json:"hypervisor,omitempty"`
-	Limits       Limits        `json:"limits"`
-	NotOurs      []string      `json:"notOurs,omitempty"` // card 0 ENIs that are not vpc-cni's
+	Source       string   `json:"source"`
+	InstanceType string   `json:"instanceType"`
+	Hypervisor   string   `json:"hypervisor,omitempty"`
+	Limits       Limits   `json:"limits"`
+	NotOurs      []string `json:"notOurs,omitempty"` // card 0 ENIs that are not vpc-cni's
 	// Profiles: the network profiles the node serves; each holds at least
 	// one ENI, so the default pool's pods fit on at most DefaultPoolPods
 	// addresses (max pods is unchanged: every pod still takes one address).
-	Profiles        []string `json:"profiles,omitempty"`
-	DefaultPoolPods int      `json:"defaultPoolPods,omitempty"`
-	Capacity     pool.Capacity `json:"capacity"`
-	MaxPods      int           `json:"maxPods"`
-	Karpenter    Paste         `json:"karpenter"`
-	Nodeadm      Paste         `json:"nodeadm"`
+	Profiles        []string      `json:"profiles,omitempty"`
+	DefaultPoolPods int           `json:"defaultPoolPods,omitempty"`
+	Capacity        pool.Capacity `json:"capacity"`
+	MaxPods         int           `json:"maxPods"`
+	Karpenter       Paste         `json:"karpenter"`
+	Nodeadm         Paste         `json:"nodeadm"`
 }
 
 // Limits are the instance type's, as the report shows them.

@@ -41,11 +41,12 @@ func Placeholder(a Action) ENI {
 	return ENI{ID: "planned-" + a.Profile, DeviceIndex: a.DeviceIndex, Profile: a.Profile, Class: Ours}
 }
 
-// PoolENIs counts the card 0 ENIs of profile's pool and of the other pools.
+// PoolENIs counts the card 0 ENIs of profile's pool and of the other pools
+// (not-ours ENIs are neither: Figures.NotOurs counts them).
 func PoolENIs(s Snapshot, profile string) (own, others int) {
 	for _, e := range s.ENIs {
 		switch {
-		case e.Card != 0:
+		case e.Card != 0 || e.NotOurs() && !e.ServesPool(profile):
 		case e.ServesPool(profile):
 			own++
 		default:
