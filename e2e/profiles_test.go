@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,7 +29,7 @@ var (
 	blueGroup = "sg-0aaaaaaaaaaaa0902"
 )
 
-func profilesVPC(t *testing.T) *vpcNet {
+func profilesVPC(t *testing.T, extra ...string) *vpcNet {
 	return newVPCWorldPrepared(t, func(s *ec2sim.Sim) (map[string]netip.Addr, []string) {
 		gold, err := s.AddSubnet(goldCIDR, "", nil)
 		if err != nil {
@@ -42,7 +44,7 @@ func profilesVPC(t *testing.T) *vpcNet {
 			"PROFILE_BLUE_SECURITY_GROUPS=" + blueGroup, "PROFILE_BLUE_SUBNETS=tag:tier=blue", "PROFILE_BLUE_SNAT=none",
 			"PROFILE_BLUE_WARM_IP_TARGET=2",
 		}
-	}, "WARM_IP_TARGET=2")
+	}, append([]string{"WARM_IP_TARGET=2"}, extra...)...)
 }
 
 // profilePod adds a pod annotated with profile ("" none), the annotations
@@ -163,5 +165,32 @@ func TestAnUnknownProfileIsRefusedOnTheNode(t *testing.T) {
 	}
 	if got := v.w.assignments(); len(got) != 0 {
 		t.Fatalf("the refused ADD took %+v", got)
+	}
+}
+
+// A profile's pods beyond its warm addresses get theirs from a grow inside
+// their ADD, on the profile's ENI; a profile with no ENI slot left on the
+// node fails its pods with code 11 naming the pool and the limit.
+func TestAProfilePoolGrowsInsideTheAddOrSaysWhyNot(t *testing.T) {
+	// gold, blue and the primary take the t3.medium's 3 ENIs; red gets none
+	// (WARM_ENI_TARGET=0 keeps it from asking before a pod does).
+	v := profilesVPC(t, "PROFILE_RED_SECURITY_GROUPS=sg-0aaaaaaaaaaaa0903", "PROFILE_RED_WARM_ENI_TARGET=0")
+	var goldIPs []netip.Addr
+	for i := range 5 {
+		_, ip := v.profilePod(fmt.Sprintf("gold-%d", i), "gold")
+		goldIPs = append(goldIPs, ip)
+	}
+	view := v.ec2View(t)
+	for _, ip := range goldIPs {
+		if e := view[ip]; !goldCIDR.Contains(ip) || e.profile != "gold" {
+			t.Fatalf("gold pod %s on %s (profile %q)", ip, e.id, e.profile)
+		}
+	}
+	p := v.w.newPod("red-0")
+	conf := v.w.conf(map[string]any{"runtimeConfig": map[string]any{
+		plugin.PodAnnotationsCapability: map[string]string{settings.ProfileAnnotation: "red"}}})
+	e := cniError(t, v.w.cni("ADD", p, mustJSON(t, conf)))
+	if e.Code != 11 || !strings.Contains(e.Msg, "profile red's pool") || !strings.Contains(e.Msg, "ENI") {
+		t.Fatalf("red's pod: code %d %q; want 11 naming red's pool and the ENI limit", e.Code, e.Msg)
 	}
 }
