@@ -47,7 +47,7 @@ func newPolicy(in Input) *policy {
 		// A profile no longer configured: nothing is wanted, everything
 		// free goes back, what pods hold stays until they are deleted.
 		p.rule, p.warmIP, p.minIP = ipTargetRule, 0, 0
-		p.name = fmt.Sprintf("profile %s is no longer configured", c.Profile)
+		p.name = fmt.Sprintf("profile %s is retired here (no longer configured, or not in PROFILES)", c.Profile)
 	case c.WarmIPTarget > 0 || c.MinIPTarget > 0:
 		p.rule = ipTargetRule
 		var parts []string

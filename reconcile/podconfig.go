@@ -54,11 +54,11 @@ func Pools(cfg settings.Effective, node store.Node, snap pool.Snapshot) []pool.C
 }
 
 // RetiredProfiles lists, sorted, the profiles ENIs of snap serve that cfg
-// does not configure.
+// does not configure, or that this node no longer serves (PROFILES).
 func RetiredProfiles(cfg settings.Effective, snap pool.Snapshot) []string {
 	var out []string
 	for _, e := range snap.ENIs {
-		if _, ok := cfg.Profile(e.Profile); e.Profile == "" || ok || slices.Contains(out, e.Profile) {
+		if p, ok := cfg.Profile(e.Profile); e.Profile == "" || ok && p.Allowed || slices.Contains(out, e.Profile) {
 			continue
 		}
 		out = append(out, e.Profile)

@@ -25,7 +25,9 @@ func (p *pass) homes() (map[string]placement, error) {
 	}
 	out := map[string]placement{"": home}
 	for _, prof := range p.cfg.Profiles {
-		out[prof.Name] = p.profileHome(prof)
+		if prof.Allowed {
+			out[prof.Name] = p.profileHome(prof)
+		}
 	}
 	return out, nil
 }

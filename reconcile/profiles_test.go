@@ -207,3 +207,23 @@ func TestARebuiltStateKnowsTheProfilesByTheirTags(t *testing.T) {
 		t.Fatalf("the rebuilt node made ENIs of its own: %d", got)
 	}
 }
+
+// A profile the node does not serve (PROFILES) gets no ENI there; one it
+// stops serving gives its ENI back once it holds nothing.
+func TestAProfileTheNodeDoesNotServeHoldsNoENI(t *testing.T) {
+	n, _, _ := profilesNode(t)
+	n.converge(5)
+	if len(profileENIs(n, "blue")) != 1 {
+		t.Fatalf("blue's ENIs: %+v", profileENIs(n, "blue"))
+	}
+	n.env["PROFILES"] = "gold"
+	n.converge(5)
+	n.clock.Advance(10 * time.Minute)
+	n.converge(5)
+	if got := profileENIs(n, "blue"); len(got) != 0 {
+		t.Fatalf("blue, no longer served here, still has %+v", got)
+	}
+	if got := profileENIs(n, "gold"); len(got) != 1 {
+		t.Fatalf("gold's ENIs: %+v", got)
+	}
+}

@@ -74,12 +74,14 @@ func (e Effective) Profile(name string) (Profile, bool) {
 	return e.Profiles[i], true
 }
 
-// PoolConfigs lists the configuration of every pool: the default pool's
-// first, then each profile's by name.
+// PoolConfigs lists the configuration of every pool the node keeps: the
+// default pool's first, then each profile's it serves (PROFILES), by name.
 func (e Effective) PoolConfigs() []pool.Config {
 	out := []pool.Config{e.Pool}
 	for _, p := range e.Profiles {
-		out = append(out, p.Pool)
+		if p.Allowed {
+			out = append(out, p.Pool)
+		}
 	}
 	return out
 }

@@ -140,6 +140,9 @@ func TestProfilesListsWhichAPodMayPick(t *testing.T) {
 	if !gold.Allowed || blue.Allowed {
 		t.Fatalf("gold allowed %v, blue allowed %v; PROFILES=gold", gold.Allowed, blue.Allowed)
 	}
+	if pools := e.PoolConfigs(); len(pools) != 2 || pools[1].Profile != "gold" {
+		t.Fatalf("pools %+v: want the default pool's and gold's only (the node does not serve blue)", pools)
+	}
 	if _, ok := e.Profile("red"); ok {
 		t.Fatal("an unconfigured profile was found")
 	}
