@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -137,5 +138,18 @@ func TestWaitersAndTimersArePerPool(t *testing.T) {
 			t.Fatalf("timers: default %v, gold %+v", snap.ExcessSince, snap.Profiles["gold"])
 		}
 		return nil
+	})
+}
+
+// A restored assignment (a lost state rebuilt) names the profile of the ENI
+// its address is on.
+func TestARestoredAssignmentNamesItsENIsProfile(t *testing.T) {
+	s := profileStore(t)
+	update(t, s, func(tx *Tx) error {
+		a, err := tx.Restore(Assignment{Key: "c1/eth0", IP: netip.MustParseAddr("100.64.2.2")}, t0)
+		if err != nil || a.Profile != "blue" {
+			t.Fatalf("restored %+v %v, want profile blue", a, err)
+		}
+		return tx.Check()
 	})
 }
