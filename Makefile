@@ -17,6 +17,8 @@ CHAOS_STATE_FAULTS ?= true
 CHAOS_SCRAPE_FLOOD ?= true
 # CHAOS_KEEP=dir keeps a copy of the state dir (state.db, plugin.log) of a run with violations.
 CHAOS_KEEP ?=
+# CHAOS_PROFILES: network profiles the run's pods pick in turn (empty: none)
+CHAOS_PROFILES ?= gold,blue
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/vpcctl .
@@ -39,7 +41,7 @@ test: build
 # faults and SIGKILLs for CHAOS_DURATION, then the node's invariants;
 # CHAOS_FAMILY=ipv6 or dual runs it with IPv6-only or dual-stack pods.
 chaos: build
-	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -chaos.scrape-flood=$(CHAOS_SCRAPE_FLOOD) -chaos.keep=$(CHAOS_KEEP) -v
+	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -chaos.scrape-flood=$(CHAOS_SCRAPE_FLOOD) -chaos.profiles=$(CHAOS_PROFILES) -chaos.keep=$(CHAOS_KEEP) -v
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

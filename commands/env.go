@@ -183,7 +183,7 @@ func knobInputs(c *cli.Context) (settings.Inputs, error) {
 	if err != nil {
 		return settings.Inputs{}, asUsage(err)
 	}
-	return settings.Inputs{Env: envLookup, File: f}, nil
+	return settings.Inputs{Env: envLookup, File: f, Names: settings.EnvNames}, nil
 }
 
 // newRunner wires a reconcile runner to the real EC2, IMDS and kernel.

@@ -8,6 +8,7 @@ import (
 
 	"vpc-cni/hostnet"
 	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
 	"vpc-cni/status"
 	"vpc-cni/store"
 )
@@ -21,7 +22,7 @@ func nodeRulesCommand() *cli.Command {
 			Usage: "show whether the rules match the configuration (read-only)",
 			Flags: []cli.Flag{stateDirFlag(), outputFlag("table")},
 			Action: func(c *cli.Context) error {
-				node, err := learntNode(c)
+				node, snap, err := learntPool(c)
 				if err != nil {
 					return err
 				}
@@ -29,7 +30,7 @@ func nodeRulesCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				s := status.NodeRules(node, in)
+				s := status.NodeRules(node, snap, in)
 				if err := render(c, s, func(t *printers.Table) {
 					t.Row("IN PLACE", printers.YesNo(s.InPlace))
 					t.Row("DETAIL", s.Detail)
@@ -61,12 +62,12 @@ func nodeRulesCommand() *cli.Command {
 	}
 }
 
-// learntNode is the node the last pass recorded; read-only, so a mistyped
-// --state-dir creates nothing.
-func learntNode(c *cli.Context) (store.Node, error) {
+// learntPool is the node and pool the last pass recorded; read-only, so a
+// mistyped --state-dir creates nothing.
+func learntPool(c *cli.Context) (store.Node, pool.Snapshot, error) {
 	st, err := openStateReadOnly(c)
 	if err != nil {
-		return store.Node{}, err
+		return store.Node{}, pool.Snapshot{}, err
 	}
-	return status.LearntNode(st)
+	return status.LearntPool(st)
 }

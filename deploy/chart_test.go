@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -94,7 +95,7 @@ func documents(t *testing.T, text string) map[string]string {
 func decodeStrictly(t *testing.T, docs map[string]string) map[string]runtime.Object {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, monitoringv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, monitoringv1.AddToScheme, admissionv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -120,6 +121,10 @@ func TestManifestsAreTheHelmChartsDefaultRender(t *testing.T) {
 	}
 	pm := render(t, "--set", "podMonitor.create=true", "--show-only", "templates/podmonitor.yaml")
 	want[filepath.Join("kubernetes", "podmonitor", "podmonitor.yaml")] = documents(t, pm)["podmonitor.yaml"]
+	for _, f := range []string{"profile-admission-policy.yaml", "profile-admission-binding.yaml"} {
+		pa := render(t, "--set", "profileAdmission.create=true", "--show-only", "templates/"+f)
+		want[filepath.Join("kubernetes", "profile-admission", f)] = documents(t, pa)[f]
+	}
 	have, err := filepath.Glob("kubernetes/*.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -164,12 +169,13 @@ func allOnValues(t *testing.T) string {
 		}
 	}
 	values := map[string]any{
-		"config":         config,
-		"image":          map[string]any{"repository": "registry.example/vpc-cni", "tag": "v9.9.9", "pullPolicy": "IfNotPresent"},
-		"serviceAccount": map[string]any{"create": true, "roleArn": "arn:aws:iam::111122223333:role/vpc-cni"},
-		"podMonitor":     map[string]any{"create": true, "labels": map[string]string{"release": "prometheus"}},
-		"migration":      map[string]any{"onlyMigratedNodes": true},
-		"nodeSelector":   map[string]string{"kubernetes.io/os": "linux"},
+		"config":           config,
+		"image":            map[string]any{"repository": "registry.example/vpc-cni", "tag": "v9.9.9", "pullPolicy": "IfNotPresent"},
+		"serviceAccount":   map[string]any{"create": true, "roleArn": "arn:aws:iam::111122223333:role/vpc-cni"},
+		"podMonitor":       map[string]any{"create": true, "labels": map[string]string{"release": "prometheus"}},
+		"migration":        map[string]any{"onlyMigratedNodes": true},
+		"profileAdmission": map[string]any{"create": true, "allowed": map[string][]string{"web": {"gold"}}},
+		"nodeSelector":     map[string]string{"kubernetes.io/os": "linux"},
 		"affinity": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
 			"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{
 				"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": []string{"fargate"}}}}}}}},
@@ -216,8 +222,12 @@ func TestHelmValuesNameEveryKnob(t *testing.T) {
 func TestHelmRenderWithEveryValue(t *testing.T) {
 	docs := documents(t, render(t, "-f", allOnValues(t)))
 	objs := decodeStrictly(t, docs)
-	if len(objs) != 4 {
-		t.Errorf("kinds %v, want ConfigMap, DaemonSet, ServiceAccount, PodMonitor", keys(objs))
+	if len(objs) != 6 {
+		t.Errorf("kinds %v, want ConfigMap, DaemonSet, ServiceAccount, PodMonitor, ValidatingAdmissionPolicy and its binding", keys(objs))
+	}
+	if b, ok := objs["ValidatingAdmissionPolicyBinding"].(*admissionv1.ValidatingAdmissionPolicyBinding); !ok ||
+		b.Spec.PolicyName != objs["ValidatingAdmissionPolicy"].(*admissionv1.ValidatingAdmissionPolicy).Name {
+		t.Errorf("the binding does not bind the profiles' policy: %+v", objs["ValidatingAdmissionPolicyBinding"])
 	}
 	cm := objs["ConfigMap"].(*corev1.ConfigMap)
 	checkConfigMap(t, cm)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		if err := yaml.Unmarshal(data, &tm); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		obj, ok := map[string]any{"DaemonSet": &appsv1.DaemonSet{}, "ConfigMap": &corev1.ConfigMap{}, "PodMonitor": &monitoringv1.PodMonitor{}}[tm.Kind]
+		obj, ok := map[string]any{"DaemonSet": &appsv1.DaemonSet{}, "ConfigMap": &corev1.ConfigMap{}, "PodMonitor": &monitoringv1.PodMonitor{},
+			"ValidatingAdmissionPolicy": &admissionv1.ValidatingAdmissionPolicy{}, "ValidatingAdmissionPolicyBinding": &admissionv1.ValidatingAdmissionPolicyBinding{}}[tm.Kind]
 		if !ok {
 			t.Fatalf("%s: kind %q has no check here", f, tm.Kind)
 		}

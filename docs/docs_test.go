@@ -99,13 +99,19 @@ func fileKeys(t *testing.T) []string {
 	if _, err := settings.ParseFile("t", []byte(settings.ENIConfigPrefix+"US_WEST_2A=subnet=subnet-1\n")); err != nil {
 		t.Fatalf("the per-zone key is no longer accepted: %v", err)
 	}
+	for _, f := range settings.ProfileFields {
+		keys = append(keys, settings.ProfilePrefix+"<NAME>_"+f)
+		if _, err := settings.ParseFile("t", []byte(settings.ProfileKey("gold", f)+"=1\n")); err != nil {
+			t.Fatalf("the profile key %s is no longer accepted: %v", f, err)
+		}
+	}
 	return keys
 }
 
 func TestConfigurationPageListsEveryFileKey(t *testing.T) {
 	documented := entries(t, "configuration.md", fileSection)
 	for _, e := range documented {
-		key := strings.Replace(e.key, "<ZONE>", "US_WEST_2A", 1)
+		key := strings.Replace(strings.Replace(e.key, "<ZONE>", "US_WEST_2A", 1), "<NAME>", "GOLD", 1)
 		if _, err := settings.ParseFile("configuration.md", []byte(key+"=1\n")); err != nil &&
 			strings.Contains(err.Error(), "key") {
 			t.Errorf("configuration.md documents %s, but the file refuses it: %v", e.key, err)

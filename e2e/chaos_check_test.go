@@ -38,6 +38,7 @@ func (c *chaos) checkInvariants() {
 		return err
 	})
 	c.checkAssignments(all)
+	c.checkProfiles(all)
 	c.checkWiring(all)
 	c.checkEC2(snap)
 	c.checkIPv6InEC2(all)

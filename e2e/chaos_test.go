@@ -100,6 +100,7 @@ func TestChaos(t *testing.T) {
 		}
 		return nil
 	}
+	profiles := profileMix(t, &opts)
 	w := newWorld(t, opts)
 	cacheDir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cacheDir, "results"), 0o700); err != nil {
@@ -107,10 +108,12 @@ func TestChaos(t *testing.T) {
 	}
 	conf := w.conf(map[string]any{"cniCacheDir": cacheDir})
 	c := &chaos{w: w, conf: mustJSON(t, conf), network: conf["name"].(string), cacheDir: cacheDir,
-		procs: map[*os.Process]string{}, slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others}
+		procs: map[*os.Process]string{}, slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others,
+		profiles: profiles}
 	for i := range c.slots {
 		c.slots[i] = &slot{p: w.newPod(fmt.Sprintf("chaos-%d", i))}
 	}
+	c.profileConfs(conf)
 	start := time.Now()
 	c.startLoop()
 	c.run(*chaosDuration)
@@ -145,6 +148,10 @@ type slot struct {
 	p    *pod
 	live bool // the last ADD succeeded and no DEL ran since
 	owed bool // a DEL is owed: an ADD or DEL failed or was killed
+	// profile: the network profile the pod picks (-chaos.profiles), and
+	// addConf the ADD configuration carrying its annotation.
+	profile string
+	addConf []byte
 }
 
 // chaos drives one world; every process it starts is tracked so the killer
@@ -157,7 +164,8 @@ type chaos struct {
 	slots    []*slot
 	stop     chan struct{}
 
-	others map[string]ec2sim.ENI // not vpc-cni's, as attached before the run
+	others   map[string]ec2sim.ENI // not vpc-cni's, as attached before the run
+	profiles []chaosProfile        // -chaos.profiles
 
 	mu         sync.Mutex
 	procs      map[*os.Process]string // running processes we started → kind
@@ -235,7 +243,11 @@ func (c *chaos) worker(slots []*slot) {
 func (c *chaos) add(s *slot) {
 	s.p = c.w.repod(s.p)
 	c.adds.Add(1)
-	r := c.exec("plugin", bin("vpc-cni"), s.p.env("ADD"), c.conf)
+	conf := c.conf
+	if s.addConf != nil {
+		conf = s.addConf
+	}
+	r := c.exec("plugin", bin("vpc-cni"), s.p.env("ADD"), conf)
 	if r.err == nil {
 		s.live = true
 		c.cacheResult(s.p, r.stdout)

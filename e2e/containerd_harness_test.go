@@ -375,11 +375,21 @@ type criPod struct {
 // runPod runs a sandbox for namespace/name and reads back its netns and IP.
 func (c *criNode) runPod(t *testing.T, namespace, name string) *criPod {
 	t.Helper()
+	return c.runPodAnnotated(t, namespace, name, nil)
+}
+
+// runPodAnnotated is runPod for a sandbox with annotations, which
+// containerd passes to a plugin that declares the capability.
+func (c *criNode) runPodAnnotated(t *testing.T, namespace, name string, annotations map[string]string) *criPod {
+	t.Helper()
 	cfg := map[string]any{
 		"metadata":      map[string]any{"name": name, "namespace": namespace, "uid": "uid-" + name, "attempt": 0},
 		"hostname":      name,
 		"log_directory": filepath.Join(c.dir, "logs", name),
 		"linux":         map[string]any{"cgroup_parent": c.cgroupParent()},
+	}
+	if annotations != nil {
+		cfg["annotations"] = annotations
 	}
 	path := filepath.Join(c.dir, "pod-"+name+".json")
 	if err := os.WriteFile(path, mustJSON(t, cfg), 0o644); err != nil {

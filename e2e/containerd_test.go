@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/testenv"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -179,4 +182,63 @@ func waitBackgroundPasses(tb testing.TB, logFile string) {
 			tb.Errorf("background reconcile %d still running after 2 minutes", pid)
 		}
 	}
+}
+
+// A pod that containerd starts with the vpc-cni.io/profile annotation gets
+// its profile: the shipped conflist declares the pod-annotations capability,
+// containerd passes the sandbox's annotations, and the address is on an ENI
+// of that profile, with its groups; a pod without it stays in the default
+// pool. DEL (stopp) goes by the stored assignment.
+func TestContainerdCRIProfiles(t *testing.T) {
+	testenv.RequireRoot(t, needsRoot)
+	if _, why := criBinaries(); why != "" {
+		t.Skip(why)
+	}
+	var goldSubnet string
+	w := newWorld(t, worldOpts{instanceType: "t3.medium", prepare: func(s *ec2sim.Sim) []string {
+		var err error
+		if goldSubnet, err = s.AddSubnet(goldCIDR, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"WARM_IP_TARGET=2", "PROFILE_GOLD_SECURITY_GROUPS=" + goldGroup, "PROFILE_GOLD_SUBNETS=" + goldSubnet,
+			"PROFILE_GOLD_WARM_IP_TARGET=2"}
+	}})
+	logFile := filepath.Join(t.TempDir(), "plugin.log")
+	cri := startContainerd(t, w, w.shippedConflist(logFile))
+	t.Cleanup(func() { waitBackgroundPasses(t, logFile) })
+
+	gold := cri.runPodAnnotated(t, "shop", "vault-0", map[string]string{settings.ProfileAnnotation: "gold"})
+	plain := cri.runPod(t, "shop", "web-0")
+	held := w.assignmentsByKey()
+	enis := map[string]ec2sim.ENI{}
+	for _, e := range w.sim.State().ENIs {
+		enis[e.ID] = e
+	}
+	g, p := held[gold.id+"/eth0"], held[plain.id+"/eth0"]
+	if g.Profile != "gold" || !goldCIDR.Contains(g.IP) || gold.ip != g.IP.String() {
+		t.Fatalf("the annotated pod: %+v (crictl says %s); want profile gold in %s", g, gold.ip, goldCIDR)
+	}
+	if e := enis[g.ENIID]; e.Tags[settings.ProfileTag] != "gold" || !slices.Equal(e.Groups, []string{goldGroup}) ||
+		!slices.Contains(e.Secondary, g.IP) {
+		t.Fatalf("gold's pod %s is on %s: tags %v, groups %v, addresses %v", g.IP, e.ID, e.Tags, e.Groups, e.Secondary)
+	}
+	if p.Profile != "" || enis[p.ENIID].Tags[settings.ProfileTag] != "" {
+		t.Fatalf("the pod without the annotation: %+v on %+v", p, enis[p.ENIID])
+	}
+	w.assertWiring(gold.pod, g.IP, tableOf(g))
+	waitBackgroundPasses(t, logFile)
+	for _, sb := range []*criPod{gold, plain} {
+		if _, err := cri.run("stopp", sb.id); err != nil {
+			t.Fatal(err)
+		}
+		_ = sb.ns.Close()
+		if _, err := cri.run("rmp", sb.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.assignmentsByKey(); len(got) != 0 {
+		t.Fatalf("assignments left after stopp: %+v", got)
+	}
+	waitBackgroundPasses(t, logFile)
+	w.waitNoVeths()
 }

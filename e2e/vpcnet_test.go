@@ -52,6 +52,7 @@ type vpcNet struct {
 	vpc, outside, client ns.NetNS
 	primaryIP            netip.Addr
 	gateways             map[string]netip.Addr // subnet ID -> its router, for subnets besides the node's
+	admits               map[netip.Addr]string // VPC host -> the one security group it admits (vpcgroups_test.go)
 }
 
 // newVPCWorld builds the namespaces, a world whose ENI links end in the vpc
@@ -251,7 +252,10 @@ func (v *vpcNet) syncVPC() {
 			}
 			c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(link), drop())})
 		}
-		return c.Flush()
+		if err := c.Flush(); err != nil {
+			return err
+		}
+		return v.syncGroups(state)
 	})
 	v.syncVPC6(state)
 }

@@ -64,6 +64,12 @@ type Config struct {
 	// IPv6 forwarding as for IPv6.
 	V6EgressRange netip.Prefix
 	PrimaryIPv6   netip.Addr // the node's IPv6 (IMDS ipv6), the V6Egress SNAT target
+
+	// KeepSource: pod addresses whose traffic is neither marked for the
+	// primary ENI nor SNATed, whatever its destination (the blocks of the
+	// ENIs of network profiles with SNAT none): it leaves through its own
+	// ENI (the pod's from-rule) with the pod's address.
+	KeepSource []netip.Prefix
 }
 
 // snat reports whether pod egress is SNATed (and marked out of the primary ENI).
@@ -105,7 +111,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("node rules: unknown SNAT randomisation %q (prng, hashrandom or none)", c.Randomize)
 	}
-	for _, p := range append(c.noSNAT(), c.ExternalServices...) {
+	for _, p := range append(append(c.noSNAT(), c.ExternalServices...), c.KeepSource...) {
 		if !p.Addr().Is4() {
 			return fmt.Errorf("node rules: %s is not an IPv4 CIDR", p)
 		}
@@ -140,6 +146,9 @@ func (c Config) fingerprint() string {
 	if c.V4EgressRange.IsValid() {
 		// Only then: the tables of configurations without it keep their fingerprint.
 		s += "|v4egress " + c.V4EgressRange.String()
+	}
+	if len(c.KeepSource) > 0 {
+		s += fmt.Sprintf("|keep %v", c.KeepSource)
 	}
 	return digest(s)
 }

@@ -69,6 +69,9 @@ func desired(cfg Config) *tableSpec {
 			for _, p := range cfg.noSNAT() {
 				s.add(snat, cat(addrIn(p, false, true), verdict(expr.VerdictReturn))...)
 			}
+			for _, p := range cfg.KeepSource {
+				s.add(snat, cat(addrIn(p, true, true), verdict(expr.VerdictReturn))...)
+			}
 			s.add(snat, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ifname(expr.MetaKeyOIFNAME, "vlan", false, true),
 				localDst(false), snatTo(cfg.PrimaryIP, cfg.Randomize))...)
 		}
@@ -101,6 +104,9 @@ func (s *tableSpec) addPodEgress(cfg Config) {
 	s.add(pods, cat(ifname(expr.MetaKeyIIFNAME, cfg.VethPrefix, false, false), ctNew(), jump(chainEgress))...)
 	for _, p := range cfg.noSNAT() {
 		s.add(egress, cat(addrIn(p, false, true), verdict(expr.VerdictReturn))...)
+	}
+	for _, p := range cfg.KeepSource {
+		s.add(egress, cat(addrIn(p, true, true), verdict(expr.VerdictReturn))...)
 	}
 	s.add(egress, setCtMark(cfg.Mark)...)
 	s.add(egress, setMetaMark(cfg.Mark)...) // this first packet passed the restore already

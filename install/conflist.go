@@ -64,6 +64,8 @@ type pluginEntry struct {
 	InlineGrow          bool              `json:"inlineGrow"`
 	BackgroundReconcile bool              `json:"backgroundReconcile"`
 	Timeouts            map[string]string `json:"timeouts"`
+	// Capabilities: the pod's annotations (network profiles' choice).
+	Capabilities map[string]bool `json:"capabilities"`
 }
 
 // conflistFor is the network configuration for this install. The pod MTU
@@ -81,7 +83,8 @@ func (in *installer) conflistWith(sets, knobs *settings.File, present func(strin
 	}
 	self := pluginEntry{Type: plugin.Name, MTU: mtu, StateDir: in.StateDir, LogFile: logDir + "/plugin.log",
 		LogLevel: "info", InlineGrow: true, BackgroundReconcile: true,
-		Timeouts: map[string]string{"add": "60s", "del": "20s", "check": "10s", "status": "2s"}}
+		Timeouts:     map[string]string{"add": "60s", "del": "20s", "check": "10s", "status": "2s"},
+		Capabilities: map[string]bool{plugin.PodAnnotationsCapability: true}}
 	if in.Config != settings.DefaultFile {
 		self.ConfigFile = in.Config
 	}

@@ -28,15 +28,20 @@ const (
 
 // Report is the node's pod capacity, how it was reached, and where to put it.
 type Report struct {
-	Source       string        `json:"source"`
-	InstanceType string        `json:"instanceType"`
-	Hypervisor   string        `json:"hypervisor,omitempty"`
-	Limits       Limits        `json:"limits"`
-	NotOurs      []string      `json:"notOurs,omitempty"` // card 0 ENIs that are not vpc-cni's
-	Capacity     pool.Capacity `json:"capacity"`
-	MaxPods      int           `json:"maxPods"`
-	Karpenter    Paste         `json:"karpenter"`
-	Nodeadm      Paste         `json:"nodeadm"`
+	Source       string   `json:"source"`
+	InstanceType string   `json:"instanceType"`
+	Hypervisor   string   `json:"hypervisor,omitempty"`
+	Limits       Limits   `json:"limits"`
+	NotOurs      []string `json:"notOurs,omitempty"` // card 0 ENIs that are not vpc-cni's
+	// Profiles: the network profiles the node serves; each holds at least
+	// one ENI, so the default pool's pods fit on at most DefaultPoolPods
+	// addresses (max pods is unchanged: every pod still takes one address).
+	Profiles        []string      `json:"profiles,omitempty"`
+	DefaultPoolPods int           `json:"defaultPoolPods,omitempty"`
+	Capacity        pool.Capacity `json:"capacity"`
+	MaxPods         int           `json:"maxPods"`
+	Karpenter       Paste         `json:"karpenter"`
+	Nodeadm         Paste         `json:"nodeadm"`
 }
 
 // Limits are the instance type's, as the report shows them.
@@ -88,7 +93,7 @@ func Online(st *store.Store, in settings.Inputs) (Report, error) {
 			notOurs = append(notOurs, e.ID+" ("+e.Why+")")
 		}
 	}
-	return report(FromNode, node.InstanceType, node.Hypervisor, node.Limits, cfg.Pool, notOurs), nil
+	return withProfiles(report(FromNode, node.InstanceType, node.Hypervisor, node.Limits, cfg.Pool, notOurs), cfg), nil
 }
 
 // Offline is the capacity of an instance type from the built-in table, with
@@ -106,7 +111,7 @@ func Offline(instanceType string, in settings.Inputs) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return report(FromTable, instanceType, info.Hypervisor, lim, cfg.Pool, nil), nil
+	return withProfiles(report(FromTable, instanceType, info.Hypervisor, lim, cfg.Pool, nil), cfg), nil
 }
 
 func report(source, typ, hypervisor string, l pool.Limits, c pool.Config, notOurs []string) Report {
@@ -123,6 +128,26 @@ func report(source, typ, hypervisor string, l pool.Limits, c pool.Config, notOur
 		Nodeadm: Paste{"NodeConfig.spec.kubelet.config.maxPods", n, fmt.Sprintf(
 			"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      maxPods: %d\n", n)},
 	}
+}
+
+// withProfiles counts the ENI slots the node's network profiles take: one
+// each at least, out of the default pool's reach.
+func withProfiles(r Report, cfg settings.Effective) Report {
+	for _, p := range cfg.Profiles {
+		if p.Allowed {
+			r.Profiles = append(r.Profiles, p.Name)
+		}
+	}
+	if len(r.Profiles) == 0 {
+		return r
+	}
+	c := r.Capacity
+	enis := max(c.ENIs-len(r.Profiles), 0)
+	r.DefaultPoolPods = enis * c.SlotsPerENI * c.PerSlot
+	r.Capacity.Notes = append(r.Capacity.Notes, fmt.Sprintf(
+		"network profiles %s: each holds at least one ENI, so pods without a profile fit on %d ENIs (%d addresses); max pods counts every pool's addresses",
+		strings.Join(r.Profiles, ", "), enis, r.DefaultPoolPods))
+	return r
 }
 
 // closest names up to three known types a few edits away, else the sizes

@@ -166,3 +166,22 @@ func TestOfflineBadKnob(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// Each profile the node serves takes at least one ENI from the default
+// pool's reach; max pods still counts every pool's addresses.
+func TestProfilesTakeENISlotsFromTheDefaultPool(t *testing.T) {
+	f, err := settings.ParseFile("test", []byte("PROFILE_GOLD_SNAT=none\nPROFILE_BLUE_SNAT=node\nPROFILE_RED_SNAT=node\nPROFILES=gold,blue\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Offline("m5.large", settings.Inputs{File: f}) // 3 ENIs x 9 slots
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MaxPods != 29 || len(r.Profiles) != 2 || r.DefaultPoolPods != 9 {
+		t.Fatalf("max pods %d, profiles %v, default pool %d; want 29, gold and blue (red is not served), 9", r.MaxPods, r.Profiles, r.DefaultPoolPods)
+	}
+	if !strings.Contains(strings.Join(r.Capacity.Notes, "\n"), "network profiles blue, gold") {
+		t.Fatalf("notes %v", r.Capacity.Notes)
+	}
+}

@@ -29,12 +29,16 @@ func (v verbs) add(args *skel.CmdArgs) error {
 	}
 	defer c.end()
 	_, _ = c.cfg.knobFile() // read now, not inside take's transaction (which holds the store's lock); Knobs reports its error
+	if err := c.pickProfile(); err != nil {
+		c.log.Warn("refused the pod's profile", "err", err)
+		return err
+	}
 	a, err := c.take()
 	if err != nil {
 		c.log.Warn("no address", "err", err)
 		return err
 	}
-	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "pod", c.pod.Namespace+"/"+c.pod.Name)
+	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "profile", a.Profile, "pod", c.pod.Namespace+"/"+c.pod.Name)
 	defer c.maybeRefill()
 	if c.cfg.Delegate {
 		// The interface plugin wires the pod; the routing policy that keeps a
@@ -87,7 +91,7 @@ func (c *call) retakeInUse(a store.Assignment, inUse error) (store.Assignment, e
 func (c *call) take() (store.Assignment, error) {
 	want := store.Assignment{Key: c.key(), ContainerID: c.args.ContainerID, IfName: c.args.IfName,
 		Network: c.cfg.Network, Netns: c.netns, PodNamespace: c.pod.Namespace, PodName: c.pod.Name,
-		PodUID: c.pod.UID, HostVeth: c.hostVeth()}
+		PodUID: c.pod.UID, HostVeth: c.hostVeth(), Profile: c.profile}
 	a, err := c.takeOnce(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, err
@@ -115,12 +119,19 @@ func (c *call) noAddress(why string) error {
 	if err != nil {
 		c.log.Warn("judging whether the node is full", "err", err)
 	}
+	where := "the pool"
+	if c.profile != "" {
+		where = "profile " + c.profile + "'s pool"
+	}
 	if !full.Full || (full.Limit == pool.LimitHostSide && why != "") {
 		// Not full, or addresses wait for an ENI's host side: what the grow
 		// did (it waited for the link) says more.
-		return types.NewError(types.ErrTryAgainLater, "no free address in the pool; "+why, "")
+		return types.NewError(types.ErrTryAgainLater, "no free address in "+where+"; "+why, "")
 	}
 	c.markFull(full)
+	if c.profile != "" {
+		return types.NewError(types.ErrTryAgainLater, "no free address in "+where+": "+full.Message(), "")
+	}
 	return types.NewError(types.ErrTryAgainLater, "no free address: "+full.Message(), "")
 }
 
@@ -130,6 +141,9 @@ func (c *call) noAddress(why string) error {
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
 		e, err := c.cfg.Knobs(o)
+		if p, ok := e.Profile(c.profile); ok && c.profile != "" {
+			return reconcile.OnNode(p.Pool, node), err
+		}
 		return reconcile.OnNode(e.Pool, node), err
 	}
 	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
@@ -163,7 +177,7 @@ func (c *call) wait(key string, on bool) {
 	deadline, _ := c.ctx.Deadline()
 	err := c.store.Update(func(tx *store.Tx) error {
 		if on {
-			return tx.PutWaiter(key, deadline, c.now())
+			return tx.PutProfileWaiter(key, c.profile, deadline, c.now())
 		}
 		return tx.DeleteWaiter(key)
 	})
@@ -210,6 +224,9 @@ func (c *call) fullness() (pool.Fullness, error) {
 	knobs, err := c.cfg.Knobs(v.settings.Overrides)
 	if err != nil {
 		return pool.Fullness{}, err
+	}
+	if p, ok := knobs.Profile(c.profile); ok && c.profile != "" {
+		return reconcile.ProfileFullness(v.node, knobs, p, v.snap, c.now(), 1), nil
 	}
 	return reconcile.Fullness(v.node, knobs, v.snap, c.now(), 1), nil
 }

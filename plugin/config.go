@@ -66,6 +66,9 @@ type Config struct {
 	// knobFile reads the configuration file, once, for the verbs that act
 	// on the knobs (ADD, STATUS); DEL, CHECK and GC never open it.
 	knobFile func() (*settings.File, error)
+	// runtimeConfig is the runtime's capability arguments, as given; only
+	// ADD reads them (podProfile), so a bad one never stops a DEL.
+	runtimeConfig json.RawMessage
 }
 
 // ParseConfig reads stdin. Malformed JSON is a decoding error (code 6); a
@@ -79,7 +82,7 @@ func ParseConfig(stdin []byte) (*Config, error) {
 	if err := json.Unmarshal(stdin, &pc); err != nil {
 		return nil, invalid("%v", err)
 	}
-	c := &Config{CNIVersion: pc.CNIVersion, Network: pc.Name, Valid: pc.ValidAttachments}
+	c := &Config{CNIVersion: pc.CNIVersion, Network: pc.Name, Valid: pc.ValidAttachments, runtimeConfig: raw["runtimeConfig"]}
 	if pc.Type != Name {
 		c.Delegate = true
 		ipam, ok := raw["ipam"]
@@ -124,7 +127,7 @@ func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
 	if err != nil {
 		return settings.Effective{}, invalid("%v", err)
 	}
-	e, err := settings.Resolve(stored, settings.Inputs{Env: os.LookupEnv, File: f})
+	e, err := settings.Resolve(stored, settings.Inputs{Env: os.LookupEnv, File: f, Names: settings.EnvNames})
 	if err != nil {
 		return e, invalid("%v", err)
 	}
@@ -135,7 +138,7 @@ func (c *Config) Knobs(stored settings.Overrides) (settings.Effective, error) {
 // by Knobs, which the verbs call first; nil if it could not be read).
 func (c *Config) knobInputs() settings.Inputs {
 	f, _ := c.knobFile()
-	return settings.Inputs{Env: os.LookupEnv, File: f}
+	return settings.Inputs{Env: os.LookupEnv, File: f, Names: settings.EnvNames}
 }
 
 func (c *Config) parsePrevResult(pc *types.PluginConf, stdin []byte) error {

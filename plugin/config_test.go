@@ -123,6 +123,11 @@ func TestShippedConflistParses(t *testing.T) {
 	if c.Delegate || !c.inlineGrow() || c.Timeouts.Add.Duration != 60*time.Second {
 		t.Fatalf("parsed %+v", c)
 	}
+	// Without the capability the runtime never passes the pod's annotations,
+	// and no pod could pick a network profile.
+	if caps, _ := conf["capabilities"].(map[string]any); caps[PodAnnotationsCapability] != true {
+		t.Fatalf("the shipped conflist does not declare %s: %v", PodAnnotationsCapability, conf["capabilities"])
+	}
 }
 
 // The conflist's configFile names the knobs' file; the verbs that act on

@@ -61,7 +61,7 @@ func (c *call) growInline() (bool, string) {
 	if err != nil {
 		return true, "inline grow failed: " + err.Error()
 	}
-	return true, whyNoGrowth(rep)
+	return true, whyNoGrowth(rep, c.profile)
 }
 
 // linkWait is how long the grow pass may wait for a new ENI's late link: up
@@ -113,12 +113,17 @@ func (c *call) recoverLost() (bool, error) {
 
 // whyNoGrowth says why a grow pass left no address for this ADD when the
 // node is not full (noAddress judges fullness first): its failed calls, or
-// the figures (another ADD of the burst took what it got).
-func whyNoGrowth(rep *reconcile.Report) string {
+// the figures of the ADD's pool (another ADD of the burst took what it got).
+func whyNoGrowth(rep *reconcile.Report, profile string) string {
 	if len(rep.Failed) > 0 {
 		return strings.Join(rep.Failed, "; ")
 	}
 	f := rep.Plan.Figures
+	for _, p := range rep.Profiles {
+		if profile != "" && p.Figures.Profile == profile {
+			f = p.Figures
+		}
+	}
 	return fmt.Sprintf("the grow pass left none for this pod (%d free, %d assigned, %d cooling, %d waiting)",
 		f.Free, f.Assigned, f.Cooling, f.Waiting)
 }

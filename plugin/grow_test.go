@@ -89,7 +89,7 @@ func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
 		{reconcile.Report{Plan: pool.Plan{Figures: pool.Figures{Free: 0, Assigned: 4, Waiting: 2}}}, "(0 free, 4 assigned, 0 cooling, 2 waiting)"},
 	}
 	for _, c := range cases {
-		if got := whyNoGrowth(&c.rep); !strings.Contains(got, c.want) {
+		if got := whyNoGrowth(&c.rep, ""); !strings.Contains(got, c.want) {
 			t.Errorf("whyNoGrowth(%+v) = %q, want %q", c.rep.Plan.Figures, got, c.want)
 		}
 	}

@@ -57,6 +57,7 @@ type call struct {
 	low         bool                // the ADD left the pool under its target
 	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
 	wiring      *settings.Effective // wiringKnobs, once resolved
+	profile     string              // ADD: the network profile the pod picked (pickProfile); "" the default pool
 }
 
 // begin parses the configuration and opens the log and the store (which

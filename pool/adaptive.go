@@ -23,12 +23,20 @@ import "time"
 // RecentArrivals counts the pods that took an address in (now-window, now]:
 // the Assigned addresses whose Since lies in that span. 0 when window <= 0.
 func RecentArrivals(s Snapshot, now time.Time, window time.Duration) int {
+	return recentArrivals(s, now, window, "")
+}
+
+// recentArrivals is RecentArrivals among the ENIs of profile's pool.
+func recentArrivals(s Snapshot, now time.Time, window time.Duration, profile string) int {
 	if window <= 0 {
 		return 0
 	}
 	from := now.Add(-window)
 	n := 0
 	for i := range s.ENIs {
+		if !s.ENIs[i].ServesPool(profile) {
+			continue
+		}
 		for j := range s.ENIs[i].Blocks {
 			for _, a := range s.ENIs[i].Blocks[j].Addrs {
 				if a.State == Assigned && a.Since.After(from) && !a.Since.After(now) {

@@ -140,5 +140,5 @@ func forPods(in Input, visit func(ENI, Addr)) {
 }
 
 func podENI(e ENI, c Config) bool {
-	return !e.NotOurs() && e.Card == 0 && e.DeviceIndex >= FirstPodDevice(c)
+	return !e.NotOurs() && e.Card == 0 && e.DeviceIndex >= FirstPodDevice(c) && e.ServesPool(c.Profile) && e.GroupsDrift == ""
 }

@@ -9,14 +9,15 @@ import "time"
 // Only a Free address, or a Cooling one whose cooldown has passed, in a block
 // that is not Releasing, is chosen. ok is false when there is none.
 func PickAddress(s Snapshot, now time.Time, cooldown time.Duration) (eniIndex, blockIndex, addrIndex int, ok bool) {
-	return pickFrom(s, now, cooldown, 0)
+	return pickFrom(s, now, cooldown, 0, "")
 }
 
 // PickPodAddress is PickAddress under the whole configuration: with custom
 // networking nothing on the primary ENI is chosen, even before the
-// reconciler has marked it not ready.
+// reconciler has marked it not ready; only the ENIs of the pool of
+// c.Profile are chosen from, and none whose groups drifted.
 func PickPodAddress(s Snapshot, now time.Time, c Config) (eniIndex, blockIndex, addrIndex int, ok bool) {
-	return pickFrom(s, now, c.Cooldown, FirstPodDevice(c))
+	return pickFrom(s, now, c.Cooldown, FirstPodDevice(c), c.Profile)
 }
 
 // FirstPodDevice is the lowest device index whose addresses pods may have:
@@ -29,10 +30,11 @@ func FirstPodDevice(c Config) int {
 	return 0
 }
 
-func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int) (eniIndex, blockIndex, addrIndex int, ok bool) {
+func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int, profile string) (eniIndex, blockIndex, addrIndex int, ok bool) {
 	for _, e := range deviceOrder(s.ENIs) {
 		eni := &s.ENIs[e]
-		if !eni.Ready || eni.NotOurs() || eni.Card != 0 || eni.DeviceIndex < firstDevice {
+		if !eni.Ready || eni.NotOurs() || eni.Card != 0 || eni.DeviceIndex < firstDevice ||
+			!eni.ServesPool(profile) || eni.GroupsDrift != "" {
 			continue
 		}
 		for b := range eni.Blocks {

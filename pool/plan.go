@@ -25,6 +25,7 @@ func Compute(in Input) Plan {
 		// still show the shortfall, but nothing is asked of EC2.
 		if !in.Now.Before(in.Snapshot.GrowBlockedUntil) {
 			plan.Actions = g.growActions(&t, d)
+			p.tagActions(&plan)
 		}
 		return plan
 	}
@@ -42,11 +43,16 @@ func Compute(in Input) Plan {
 		why := fmt.Sprintf("%s: %d free, %d held, %d excess for %s",
 			p.name, plan.Figures.Free, plan.Figures.Total, r.addrs, in.Now.Sub(since).Round(time.Second))
 		plan.Actions = p.releaseActions(&t, r, why)
+		p.tagActions(&plan)
 	}
 	return plan
 }
 
 func (p *policy) figures(t *tally, d demand) Figures {
+	own, others := len(p.in.Snapshot.ENIs), 0
+	if p.foreignAny() {
+		own, others = PoolENIs(p.in.Snapshot, p.in.Config.Profile)
+	}
 	mode := ModeSecondaryIP
 	if p.pd {
 		mode = ModePrefix
@@ -60,10 +66,29 @@ func (p *policy) figures(t *tally, d demand) Figures {
 		Total:     t.held(),
 		Shortfall: d.short,
 		Waiting:   p.in.Waiting,
-		ENIs:      len(p.in.Snapshot.ENIs),
+		ENIs:      own,
+		Others:    others,
+		Profile:   p.in.Config.Profile,
 		MaxENIs:   p.maxENIs,
 		MaxPods:   p.maxPods,
 		NotOurs:   NotOursSlots(p.in.Snapshot),
 		Policy:    p.grower().name,
+	}
+}
+
+// foreignAny reports whether another pool than this one has an ENI.
+func (p *policy) foreignAny() bool {
+	for _, e := range p.in.Snapshot.ENIs {
+		if !e.ServesPool(p.in.Config.Profile) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagActions names the pool on each of the plan's actions.
+func (p *policy) tagActions(plan *Plan) {
+	for i := range plan.Actions {
+		plan.Actions[i].Profile = p.in.Config.Profile
 	}
 }

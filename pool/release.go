@@ -27,6 +27,14 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 		if e.pos < 0 || e.notOurs {
 			continue
 		}
+		if e.drifted && !e.keep && e.busy == 0 && !e.releasing {
+			// Its groups are not its profile's and nothing on it is in
+			// use: it can serve no pod, so it goes whole.
+			e.gone = true
+			r.whole = append(r.whole, i)
+			r.addrs += addrsOf(p.in.Snapshot.ENIs[e.pos])
+			continue
+		}
 		if e.excluded {
 			p.tryExcluded(t, i, &r)
 			continue
@@ -43,6 +51,14 @@ func (p *policy) pickReleases(t *tally) releaseSet {
 		p.tryBlocks(t, i, &r)
 	}
 	return r
+}
+
+func addrsOf(e ENI) int {
+	n := 0
+	for _, b := range e.Blocks {
+		n += len(b.Addrs)
+	}
+	return n
 }
 
 // tryExcluded gives back every wholly free block of the primary ENI under

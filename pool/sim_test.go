@@ -115,6 +115,7 @@ func (s *sim) applyOne(a Action) {
 			s.t.Fatalf("bad create %+v with %d ENIs (max %d, %d per ENI)", a, len(s.in.Snapshot.ENIs), maxENIs, perENI)
 		}
 		e := s.newENI(a.DeviceIndex)
+		e.Profile = a.Profile
 		for range a.Count {
 			e.Blocks = append(e.Blocks, s.block(a.Prefixes))
 		}

@@ -21,6 +21,8 @@ type eniTally struct {
 	excluded     bool // the primary under custom networking: its free addresses are not the pods'
 	notOurs      bool // someone else's: nothing grown, released or deleted; it only takes a slot
 	keep         bool // never deleted: the primary, or an ENI vpc-cni did not create
+	foreign      bool // another pool's (profiles.go): it only takes its slot and device
+	drifted      bool // its groups are not its profile's: deleted once nothing on it is in use
 }
 
 // tally is the pool reduced to counts, in addresses. Releasing blocks are
@@ -32,6 +34,9 @@ type tally struct {
 	assigned     int
 	releasing    int // addresses in Releasing blocks
 	freePrefixes int
+	// foreignBusy: addresses other pools' pods hold or that cool there;
+	// they count against max pods (podRoom), nothing else.
+	foreignBusy int
 }
 
 func (t *tally) held() int { return t.free + t.cooling + t.assigned }
@@ -42,13 +47,17 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 	for i := range s.ENIs {
 		e := &s.ENIs[i]
 		hasPrimary = hasPrimary || e.Primary()
-		excluded := e.DeviceIndex < FirstPodDevice(c) || e.NotOurs()
+		if !e.ServesPool(c.Profile) {
+			t.addForeign(i, e, now, c.Cooldown)
+			continue
+		}
+		excluded := e.DeviceIndex < FirstPodDevice(c) || e.NotOurs() || e.GroupsDrift != ""
 		et := t.addENI(i, e, now, c.Cooldown, excluded)
 		if e.Card != 0 {
 			continue // its pods' addresses are counted; it takes none of card 0's slots
 		}
 		et.noGrow = excluded || now.Before(s.FullSubnets[e.SubnetID])
-		et.notOurs, et.keep = e.NotOurs(), !e.Deletable()
+		et.notOurs, et.keep, et.drifted = e.NotOurs(), !e.Deletable(), e.GroupsDrift != ""
 		t.enis = append(t.enis, et)
 	}
 	if !hasPrimary {
@@ -59,6 +68,22 @@ func newTally(s Snapshot, now time.Time, c Config, perENI int) tally {
 	}
 	slices.SortStableFunc(t.enis, func(a, b eniTally) int { return a.device - b.device })
 	return t
+}
+
+// addForeign counts another pool's ENI: on card 0 it takes a slot and its
+// device, and its pods' addresses count against max pods.
+func (t *tally) addForeign(pos int, e *ENI, now time.Time, cooldown time.Duration) {
+	if e.Card != 0 {
+		return
+	}
+	for b := range e.Blocks {
+		if !e.Blocks[b].Releasing {
+			c := countBlock(&e.Blocks[b], now, cooldown)
+			t.foreignBusy += c.assigned + c.cooling
+		}
+	}
+	t.enis = append(t.enis, eniTally{pos: pos, id: e.ID, device: e.DeviceIndex, primary: e.Primary(), slots: len(e.Blocks),
+		noGrow: true, excluded: true, notOurs: true, keep: true, foreign: true})
 }
 
 // addENI counts an ENI. An excluded one (the primary under custom

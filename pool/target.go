@@ -38,11 +38,16 @@ func newPolicy(in Input) *policy {
 	p := &policy{in: in, pd: c.PrefixDelegation, warmIP: c.WarmIPTarget, minIP: c.MinIPTarget, unit: 1}
 	p.maxENIs, p.perENI = EffectiveMaxENIs(in.Limits, c), SlotsPerENI(in.Limits)
 	p.maxPods = PodCapacity(in.Limits, c, NotOursSlots(in.Snapshot)).MaxPods
-	p.ahead = RecentArrivals(in.Snapshot, in.Now, c.AdaptiveWindow)
+	p.ahead = recentArrivals(in.Snapshot, in.Now, c.AdaptiveWindow, c.Profile)
 	if p.pd {
 		p.unit = PrefixSize
 	}
 	switch {
+	case c.Retired:
+		// A profile no longer configured: nothing is wanted, everything
+		// free goes back, what pods hold stays until they are deleted.
+		p.rule, p.warmIP, p.minIP = ipTargetRule, 0, 0
+		p.name = fmt.Sprintf("profile %s is retired here (no longer configured, or not in PROFILES)", c.Profile)
 	case c.WarmIPTarget > 0 || c.MinIPTarget > 0:
 		p.rule = ipTargetRule
 		var parts []string
@@ -59,6 +64,9 @@ func newPolicy(in Input) *policy {
 	default:
 		p.rule = eniTargetRule
 		p.name = fmt.Sprintf("WARM_ENI_TARGET=%d", c.WarmENITarget)
+	}
+	if c.Profile != "" && !c.Retired {
+		p.name = "profile " + c.Profile + ": " + p.name
 	}
 	if p.pd && in.Now.Before(in.Snapshot.NoPrefixesUntil) {
 		p.singles = p.singlesPolicy()
@@ -218,7 +226,7 @@ func (p *policy) fillRoom(t *tally, limit int) int {
 // podRoom is the growth max pods allows, in units. A prefix that crosses max
 // pods is still allowed, so pods up to max pods always fit.
 func (p *policy) podRoom(t *tally) int {
-	return ceilDiv(p.maxPods-t.held(), p.unit)
+	return ceilDiv(p.maxPods-t.held()-t.foreignBusy, p.unit)
 }
 
 func (p *policy) prefixes() bool { return p.unit == PrefixSize }

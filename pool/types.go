@@ -58,6 +58,13 @@ type Config struct {
 	// address from EgressV6Range.
 	V4Egress bool
 	V6Egress bool
+	// Profile names the pool this configuration governs: "" is the node's
+	// default pool, else a network profile's (PROFILE_<NAME>_* keys). A
+	// pool sees only its own ENIs; the others only take their ENI slots.
+	Profile string `json:"profile,omitempty"`
+	// Retired: a profile no longer configured whose ENIs are still
+	// attached: its pool keeps what its pods hold and gives the rest back.
+	Retired bool `json:"retired,omitempty"`
 }
 
 // Addr is one pod-usable address.
@@ -94,6 +101,12 @@ type ENI struct {
 	Class       Class   // "" for an ENI recorded before classes (see Deletable)
 	Why         string  // the reason for Class, e.g. "no_manage", "trunk", "card 1"
 	Facts       ENIFacts
+	// Profile is the network profile whose pods the ENI serves ("" for the
+	// default pool), from its vpc-cni.io/profile tag. GroupsDrift says why
+	// its security groups are not its profile's any more ("" when they
+	// are): it then gets no new pods (a reconcile pass sets it).
+	Profile     string
+	GroupsDrift string
 }
 
 // Primary reports whether this is the instance's primary ENI.
@@ -111,6 +124,16 @@ type Snapshot struct {
 	// FullSubnets: subnets that answered "no free addresses", each until
 	// when; ENIs in them are not grown (new ENIs go elsewhere instead).
 	FullSubnets map[string]time.Time
+	// Profiles holds each profile pool's own timers, by profile name; the
+	// fields above are the default pool's (ForPool swaps them in).
+	Profiles map[string]Timers
+}
+
+// Timers are one pool's growth and release timers.
+type Timers struct {
+	ExcessSince      time.Time `json:"excessSince,omitzero"`
+	GrowBlockedUntil time.Time `json:"growBlockedUntil,omitzero"`
+	GrowBlockedWhy   string    `json:"growBlockedWhy,omitempty"`
 }
 
 // Input is everything the policy decides from.
@@ -142,6 +165,7 @@ type Action struct {
 	DeviceIndex int            `json:"deviceIndex"`
 	Count       int            `json:"count,omitempty"`   // addresses, or prefixes when Prefixes
 	Prefixes    bool           `json:"prefixes"`          // the unit is a /28 prefix
+	Profile     string         `json:"profile,omitempty"` // the pool the action is for (CreateENI: the new ENI's profile)
 	Release     []netip.Prefix `json:"release,omitempty"` // blocks to unassign
 	Reason      string         `json:"reason"`
 }
@@ -158,10 +182,14 @@ type Figures struct {
 	Waiting   int    `json:"waiting,omitempty"` // pods waiting for an address, counted in the shortfall
 	Excess    int    `json:"excess"`
 	ENIs      int    `json:"enis"`
-	MaxENIs   int    `json:"maxEnis"` // min(MAX_ENI, instance limit)
-	MaxPods   int    `json:"maxPods"`
-	NotOurs   int    `json:"notOurs,omitempty"` // card 0 slots taken by ENIs that are not vpc-cni's (counted in MaxENIs and MaxPods)
-	Policy    string `json:"policy"`            // which target rule applied, e.g. "WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10"
+	// Others: card 0 ENIs of the other pools (network profiles, or the
+	// default pool for a profile's figures): each takes one of MaxENIs.
+	Others  int    `json:"otherPools,omitempty"`
+	Profile string `json:"profile,omitempty"` // the pool: "" for the default, else the profile
+	MaxENIs int    `json:"maxEnis"`           // min(MAX_ENI, instance limit)
+	MaxPods int    `json:"maxPods"`
+	NotOurs int    `json:"notOurs,omitempty"` // card 0 slots taken by ENIs that are not vpc-cni's (counted in MaxENIs and MaxPods)
+	Policy  string `json:"policy"`            // which target rule applied, e.g. "WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10"
 }
 
 // Plan is the ordered EC2 work that brings the pool to its targets.

@@ -3,10 +3,12 @@ package reconcile
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"vpc-cni/cloud"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 )
 
 // ClassRules is what the classification of the node's ENIs depends on
@@ -14,10 +16,20 @@ import (
 type ClassRules struct {
 	InstanceID     string // this node: its instance tag marks ENIs it created
 	ManageUntagged bool   // MANAGE_UNTAGGED_ENI
+	// ProfileGroups: the security groups each configured network profile's
+	// ENIs must have; an ENI of a profile with others drifted (no new pods).
+	ProfileGroups map[string][]string
 }
 
 func (p *pass) classRules() ClassRules {
-	return ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI}
+	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI}
+	for _, prof := range p.cfg.Profiles {
+		if r.ProfileGroups == nil {
+			r.ProfileGroups = map[string][]string{}
+		}
+		r.ProfileGroups[prof.Name] = cmpGroups(prof.SecurityGroups, p.node.SecurityGroups)
+	}
+	return r
 }
 
 // factsOf reads from EC2's answer what decides an ENI's class.
@@ -43,9 +55,14 @@ func createdHere(t cloud.ENIInfo, instanceID string) bool {
 func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bool) []Finding {
 	if t.Described {
 		e.Facts = factsOf(t, r.InstanceID)
+		e.Profile = t.Tags[settings.ProfileTag]
+		if e.Primary() {
+			e.Profile = "" // the node's own ENI is the default pool's, whatever its tags
+		}
 	}
+	found := groupsDrift(e, t, r)
 	if !e.Facts.Known && e.Card == 0 {
-		return nil
+		return found
 	}
 	e.Class, e.Why = pool.Classify(e.Facts, e.Card, e.DeviceIndex, r.ManageUntagged)
 	if e.NotOurs() {
@@ -53,10 +70,10 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 	}
 	switch {
 	case isNew && e.NotOurs():
-		return []Finding{{"not-ours-eni", fmt.Sprintf("ENI %s (device %d, card %d) is not ours (%s): left alone; it takes %s",
-			e.ID, e.DeviceIndex, e.Card, e.Why, slotCost(*e))}}
+		return append(found, Finding{"not-ours-eni", fmt.Sprintf("ENI %s (device %d, card %d) is not ours (%s): left alone; it takes %s",
+			e.ID, e.DeviceIndex, e.Card, e.Why, slotCost(*e))})
 	case isNew || old.Class == e.Class || old.Class == "" && e.Class != pool.NotOurs:
-		return nil
+		return found
 	}
 	msg := fmt.Sprintf("ENI %s (device %d) is now %s (%s), was %s", e.ID, e.DeviceIndex, e.Class, e.Why, cmpOr(old.Class, "unclassified"))
 	if e.NotOurs() {
@@ -65,7 +82,37 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 			msg += fmt.Sprintf(", and the %s holding its addresses keep them until they are deleted", Plural(n, "pod", "pods"))
 		}
 	}
-	return []Finding{{"eni-class", msg}}
+	return append(found, Finding{"eni-class", msg})
+}
+
+// groupsDrift judges, from EC2's answer, whether a profile ENI still has its
+// profile's security groups; an ENI that lost them gets no new pods until
+// they are back. It reports a change either way. IMDS views and ENIs of the
+// default pool or of a profile no longer configured are left as they are.
+func groupsDrift(e *pool.ENI, t cloud.ENIInfo, r ClassRules) []Finding {
+	want, ok := r.ProfileGroups[e.Profile]
+	if !t.Described || e.Profile == "" || !ok {
+		return nil
+	}
+	was := e.GroupsDrift
+	e.GroupsDrift = ""
+	if !sameGroups(t.SecurityGroups, want) {
+		e.GroupsDrift = fmt.Sprintf("its groups are %v, profile %s's are %v", sortedCopy(t.SecurityGroups), e.Profile, sortedCopy(want))
+	}
+	switch {
+	case e.GroupsDrift != "" && was == "":
+		return []Finding{{"profile-groups-drift", fmt.Sprintf("ENI %s (device %d) of profile %s: %s: changed outside vpc-cni; it gets no new pods (pods on it keep their addresses) until its groups are the profile's again",
+			e.ID, e.DeviceIndex, e.Profile, e.GroupsDrift)}}
+	case e.GroupsDrift == "" && was != "":
+		return []Finding{{"profile-groups-restored", fmt.Sprintf("ENI %s (device %d) has profile %s's groups again; it takes new pods", e.ID, e.DeviceIndex, e.Profile)}}
+	}
+	return nil
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
 
 func cmpOr(c pool.Class, dflt string) string {

@@ -52,7 +52,7 @@ func (p *pass) noteUnready(results []result, now time.Time) {
 		switch {
 		case !res.Done:
 		case res.Kind == pool.CreateENI:
-			p.unready = append(p.unready, unready([]pool.ENI{eniFrom(*res.Created, res.Place.CIDR, now, p.classRules())})...)
+			p.unready = append(p.unready, unready([]pool.ENI{createdENI(res, now, p.classRules())})...)
 		case res.Kind == pool.DeleteENI:
 			p.unready = slices.DeleteFunc(p.unready, func(e pool.ENI) bool { return e.ID == res.ENIID })
 		}
@@ -77,7 +77,7 @@ func applyResult(tx *store.Tx, res result, now time.Time, r ClassRules) error {
 	}
 	switch res.Kind {
 	case pool.CreateENI:
-		return tx.PutENI(eniFrom(*res.Created, res.Place.CIDR, now, r))
+		return tx.PutENI(createdENI(res, now, r))
 	case pool.Assign:
 		var blocks []pool.Block
 		for _, cidr := range res.Blocks {
@@ -130,6 +130,12 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 		}
 	}
 	for _, res := range results {
+		if res.Profile != "" && res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull {
+			if err := p.profileBackoff(tx, res, now); err != nil {
+				return err
+			}
+			continue
+		}
 		if isGrowth(res.Kind) && res.Prefixes && noFreePrefix(res.Err) {
 			return noteNoPrefixes(tx, now)
 		}
@@ -147,6 +153,14 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 		}
 	}
 	return nil
+}
+
+// createdENI is the store's view of the ENI a create step made, in its
+// step's pool.
+func createdENI(res result, now time.Time, r ClassRules) pool.ENI {
+	e := eniFrom(*res.Created, res.Place.CIDR, now, r)
+	e.Profile = res.Place.Profile
+	return e
 }
 
 // eniFrom is the store's view of a freshly attached ENI: not ready until its

@@ -66,7 +66,7 @@ func (p *pass) createENI(ctx context.Context, s step) (*cloud.ENIInfo, error) {
 	eni, err := p.Cloud.CreateENI(ctx, cloud.CreateENIRequest{
 		SubnetID: s.Place.SubnetID, Groups: s.Place.Groups, Count: s.Count, Prefixes: s.Prefixes,
 		InstanceID: p.node.InstanceID, ClientToken: s.Intent, Now: s.Started,
-		Tags: createTags(p.cfg.AdditionalENITags, s.Intent),
+		Tags: createTags(profileTags(p.cfg.AdditionalENITags, s.Place.Profile), s.Intent),
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -33,8 +34,8 @@ func (p *pass) followPrimaryGroups(ctx context.Context) {
 	}
 	failed := false
 	for _, e := range enis {
-		if !createdHere(e, p.node.InstanceID) || sameGroups(e.SecurityGroups, groups) {
-			continue // only ENIs vpc-cni created: an adopted or not-ours ENI's groups are its owner's
+		if !createdHere(e, p.node.InstanceID) || e.Tags[settings.ProfileTag] != "" || sameGroups(e.SecurityGroups, groups) {
+			continue // only ENIs vpc-cni created for the default pool: an adopted or not-ours ENI's groups are its owner's, a profile's are the profile's
 		}
 		p.rep.Calls = append(p.rep.Calls, "ModifyNetworkInterfaceAttribute")
 		if err := p.Cloud.SetENIGroups(ctx, e.ID, groups); err != nil {

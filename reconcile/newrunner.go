@@ -41,5 +41,5 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{Store: st, Cloud: cl, Host: KernelHost{}, Env: in.Env, File: in.File}, nil
+	return &Runner{Store: st, Cloud: cl, Host: KernelHost{}, Env: in.Env, File: in.File, Names: in.Names}, nil
 }

@@ -23,7 +23,7 @@ func (p *pass) ensureNodeRules(ctx context.Context) error {
 	if p.Host == nil || !p.node.PrimaryIP.IsValid() {
 		return nil
 	}
-	rules, err := nodeRulesOn(p.node, settings.Inputs{Env: p.Env, File: p.File}, p.Host.PrimaryLink)
+	rules, err := nodeRulesOn(p.node, p.inputs(), p.Host.PrimaryLink)
 	if err == nil && rules.PrimaryIf == "" {
 		// Not this node's namespace (a test's, or a misconfigured run):
 		// never write rules where the primary ENI is not. Debug only:
@@ -34,6 +34,11 @@ func (p *pass) ensureNodeRules(ctx context.Context) error {
 	if err == nil {
 		rules.VPCCIDRs = p.refreshVPCCIDRs(ctx)
 		err = p.v6EgressTarget(ctx, &rules)
+	}
+	if err == nil && len(p.cfg.Profiles) > 0 {
+		var snap pool.Snapshot
+		err = p.Store.View(func(tx *store.Tx) (err error) { snap, err = tx.Snapshot(); return err })
+		rules.KeepSource = KeepSource(p.cfg, snap)
 	}
 	if err == nil {
 		var repaired []string
@@ -73,12 +78,18 @@ func (p *pass) refreshVPCCIDRs(ctx context.Context) []netip.Prefix {
 	return p.node.VPCCIDRs
 }
 
-// NodeRulesConfig is what the node-level rules should be for this node and
-// configuration (environment, then file); the primary link is found by its MAC in the calling thread's
+// NodeRulesConfig is what the node-level rules should be for this node, its
+// pool and configuration (environment, then file); the primary link is found by its MAC in the calling thread's
 // namespace (PrimaryIf is "" when no link has it: the rules are not ours to
 // set there).
-func NodeRulesConfig(node store.Node, in settings.Inputs) (hostnet.Config, error) {
-	return nodeRulesOn(node, in, hostnet.PrimaryLink)
+func NodeRulesConfig(node store.Node, snap pool.Snapshot, in settings.Inputs) (hostnet.Config, error) {
+	cfg, err := nodeRulesOn(node, in, hostnet.PrimaryLink)
+	if err != nil {
+		return cfg, err
+	}
+	eff, err := settings.Resolve(settings.Overrides{}, in)
+	cfg.KeepSource = KeepSource(eff, snap)
+	return cfg, err
 }
 
 // nodeRulesOn is NodeRulesConfig with the primary link found by primaryLink

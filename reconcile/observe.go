@@ -122,6 +122,9 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 	if !ipv6Agrees(p.cfg.Pool, v6, truth) {
 		return "IMDS does not list the IPv6 /80", nil, nil
 	}
+	if why := p.profileGroupsChanged(ctx, snap); why != "" {
+		return why, nil, nil
+	}
 	return "", truth, nil
 }
 

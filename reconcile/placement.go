@@ -24,6 +24,11 @@ type placement struct {
 	// discover: the choice needs EC2's subnets (subnet discovery); place
 	// makes it before the create call.
 	discover bool
+	// Profile: the network profile of the new ENI ("" the default pool);
+	// subnets and subnetTags: the subnets it may go to (profiles.go).
+	Profile    string
+	subnets    []string
+	subnetTags map[string]string
 }
 
 // home is where new ENIs go before any EC2 call: the zone's custom
@@ -33,7 +38,7 @@ func (p *pass) home() (placement, error) {
 	node := p.node
 	home := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
 	if p.cfg.Pool.CustomNetworking {
-		c, ok, err := settings.ENIConfigFor(settings.Inputs{Env: p.Env, File: p.File}, node.AZ)
+		c, ok, err := settings.ENIConfigFor(p.inputs(), node.AZ)
 		if err != nil {
 			return home, ConfigError{err}
 		}
@@ -77,19 +82,26 @@ func (p *pass) place(ctx context.Context, steps []step) error {
 	if err != nil {
 		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", p.node.VPCID, p.node.AZ, err)
 	}
-	subnets = cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
 	for i := range steps {
 		s := &steps[i]
 		if s.Kind != pool.CreateENI || !s.Place.discover {
 			continue
 		}
 		need := addressesOf(s.Action)
-		sub, ok := chooseSubnet(subnets, p.node.SubnetID, p.fullSubnets, p.now(), need)
-		if !ok {
-			s.placeErr = noSubnetLeft(p.node, subnets, p.fullSubnets, p.now(), need)
+		forCluster := cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
+		sub, ok := chooseSubnet(forCluster, p.node.SubnetID, p.fullSubnets, p.now(), need)
+		if s.Place.Profile != "" {
+			sub, ok = profileSubnet(subnets, s.Place, p.fullSubnets, p.now(), need)
+		}
+		switch {
+		case !ok && s.Place.Profile != "":
+			s.placeErr = noProfileSubnet(p.node.AZ, subnets, s.Place, p.fullSubnets, p.now(), need)
+			continue
+		case !ok:
+			s.placeErr = noSubnetLeft(p.node, forCluster, p.fullSubnets, p.now(), need)
 			continue
 		}
-		s.Place = placement{SubnetID: sub.ID, CIDR: sub.CIDR, Groups: s.Place.Groups}
+		s.Place = placement{SubnetID: sub.ID, CIDR: sub.CIDR, Groups: s.Place.Groups, Profile: s.Place.Profile}
 		for j := range subnets {
 			if subnets[j].ID == sub.ID {
 				subnets[j].Available -= need

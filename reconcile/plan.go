@@ -55,21 +55,16 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 			excludePrimary(&merged)
 		}
 		p.rep.Findings = append(p.rep.Findings, findings...)
-		waiting, err := tx.Waiting(now)
+		waiting, err := tx.WaitingByPool(now)
 		if err != nil {
 			return err
 		}
-		plan := pool.Compute(pool.Input{Limits: p.node.Limits, Config: p.cfg.Pool, Snapshot: merged, Now: now, Waiting: waiting})
-		if growOnly {
-			plan.Actions = growActions(plan.Actions)
-		}
-		plan = p.readOnlyPlan(plan)
-		p.rep.Plan = plan
+		plans := p.planPools(merged, now, waiting, growOnly)
 		if p.opts.DryRun {
-			p.rep.Calls = append(p.rep.Calls, callsOf(plan.Actions)...)
+			p.rep.Calls = append(p.rep.Calls, callsOf(p.rep.Plan.Actions)...)
 			return nil
 		}
-		steps, err = p.writePlan(tx, snap, merged, findings, plan, now)
+		steps, err = p.writePlan(tx, snap, merged, findings, plans, now)
 		return err
 	}
 	if p.opts.DryRun {
@@ -78,9 +73,35 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 	return steps, snap, p.Store.Update(body)
 }
 
-// writePlan persists the merge, the effective configuration and the plan's
-// figures, and records one intent per action, in the caller's transaction.
-func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Finding, plan pool.Plan, now time.Time) ([]step, error) {
+// planPools plans every pool (the default pool's and each profile's,
+// pool.ComputePools) and reports them: Report.Plan holds the default pool's
+// figures and every pool's actions, in the order they run; Report.Profiles
+// each profile's plan.
+func (p *pass) planPools(merged pool.Snapshot, now time.Time, waiting map[string]int, growOnly bool) []pool.Plan {
+	pools := Pools(p.cfg, p.node, merged)
+	pools[0] = p.cfg.Pool // as the pass resolved it (checkPrefixCapable)
+	plans := pool.ComputePools(pool.Input{Limits: p.node.Limits, Snapshot: merged, Now: now}, pools, waiting)
+	var all []pool.Action
+	p.rep.Profiles = nil
+	for i := range plans {
+		if growOnly {
+			plans[i].Actions = growActions(plans[i].Actions)
+		}
+		plans[i] = p.readOnlyPlan(plans[i])
+		all = append(all, plans[i].Actions...)
+		if i > 0 {
+			p.rep.Profiles = append(p.rep.Profiles, plans[i])
+		}
+	}
+	p.rep.Plan = plans[0]
+	p.rep.Plan.Actions = all
+	return plans
+}
+
+// writePlan persists the merge, the effective configuration and each
+// pool's timers, and records one intent per action of every pool, in the
+// caller's transaction.
+func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Finding, plans []pool.Plan, now time.Time) ([]step, error) {
 	if err := writeMerge(tx, snap, merged, findings, now); err != nil {
 		return nil, err
 	}
@@ -88,18 +109,22 @@ func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Fi
 	if err := persistEffective(tx, p.cfg, now); err != nil {
 		return nil, err
 	}
-	if err := tx.PutPoolMeta(plan.ExcessSince, merged.GrowBlockedUntil, merged.GrowBlockedWhy); err != nil {
-		return nil, err
+	for _, plan := range plans {
+		t := pool.TimersOf(merged, plan.Figures.Profile)
+		t.ExcessSince = plan.ExcessSince
+		if err := tx.PutPoolTimers(plan.Figures.Profile, t); err != nil {
+			return nil, err
+		}
 	}
 	p.fullSubnets = merged.FullSubnets
 	if err := tx.ClearRefillClaim(); err != nil { // this plan serves every ADD so far
 		return nil, err
 	}
-	home, err := p.home()
+	homes, err := p.homes()
 	if err != nil {
 		return nil, err
 	}
-	return recordIntents(tx, merged, plan.Actions, home, now)
+	return recordIntents(tx, merged, p.rep.Plan.Actions, homes, now)
 }
 
 // step is one planned action with its intent id (also the EC2 ClientToken)
@@ -176,8 +201,9 @@ func writeMerge(tx *store.Tx, before, after pool.Snapshot, findings []Finding, n
 }
 
 // recordIntents writes one intent per action and marks released blocks. New
-// ENIs are placed at home (subnet discovery may move them before the call).
-func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, home placement, now time.Time) ([]step, error) {
+// ENIs are placed at their pool's home (subnet discovery may move them
+// before the call).
+func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, homes map[string]placement, now time.Time) ([]step, error) {
 	var steps []step
 	for _, a := range actions {
 		if a.Kind == pool.DeleteENI && len(a.Release) == 0 {
@@ -185,7 +211,7 @@ func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, home
 		}
 		s := step{Action: a, Intent: newToken(), Started: now}
 		if a.Kind == pool.CreateENI {
-			s.Place = home
+			s.Place = homes[a.Profile]
 		}
 		in := intentOf(s)
 		if err := tx.PutIntent(in); err != nil {

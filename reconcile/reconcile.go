@@ -66,6 +66,7 @@ type Runner struct {
 	Host  Host            // nil: no host networking (ENIs stay not ready)
 	Env   settings.Lookup // the process environment
 	File  *settings.File  // the configuration file (nil: none)
+	Names func() []string // the environment's variable names (settings.Inputs.Names; nil: none)
 	Now   func() time.Time
 	Log   *slog.Logger
 }
@@ -82,10 +83,13 @@ type Options struct {
 
 // Report says what a pass did.
 type Report struct {
-	Time     time.Time          `json:"time"`
-	Duration time.Duration      `json:"duration"`
-	DryRun   bool               `json:"dryRun,omitempty"`
-	Plan     pool.Plan          `json:"plan"`
+	Time     time.Time     `json:"time"`
+	Duration time.Duration `json:"duration"`
+	DryRun   bool          `json:"dryRun,omitempty"`
+	Plan     pool.Plan     `json:"plan"` // the default pool's figures; every pool's actions
+	// Profiles: each network profile pool's plan (its actions are in
+	// Plan's too), in the order of the configuration's profiles.
+	Profiles []pool.Plan        `json:"profiles,omitempty"`
 	Calls    []string           `json:"calls"`    // EC2 calls made (or, dry-run, that would be made)
 	Observed string             `json:"observed"` // where the ENIs were read: "imds", or "ec2: <why>"
 	Findings []Finding          `json:"findings,omitempty"`
@@ -118,6 +122,11 @@ type pass struct {
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
+}
+
+// inputs are the layers under the store's overrides.
+func (r *Runner) inputs() settings.Inputs {
+	return settings.Inputs{Env: r.Env, File: r.File, Names: r.Names}
 }
 
 func (r *Runner) now() time.Time {
@@ -182,7 +191,7 @@ func (p *pass) run(ctx context.Context) error {
 	err = p.executeAndSettle(ctx, steps, truth)
 	p.setupHosts()
 	var rulesErr error
-	if !p.opts.GrowOnly {
+	if !p.opts.GrowOnly || p.keepSourceGrew() {
 		rulesErr = p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
 	}
 	if !p.opts.GrowOnly && p.cfg.Provisioning() { // both change EC2
@@ -238,7 +247,7 @@ func (p *pass) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.cfg, err = settings.Resolve(stored.Overrides, settings.Inputs{Env: p.Env, File: p.File}); err != nil {
+	if p.cfg, err = settings.Resolve(stored.Overrides, p.inputs()); err != nil {
 		return ConfigError{err}
 	}
 	if !known && !p.opts.DryRun { // no node yet: nothing a running pod holds is recorded

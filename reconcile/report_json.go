@@ -35,12 +35,13 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Config   config            `json:"config"`
 		Changed  []settings.Change `json:"changedSinceLastPass"`
 		IPv6     *IPv6Report       `json:"ipv6,omitempty"`
+		Profiles []pool.Plan       `json:"profiles"`
 	}{
 		Time: r.Time, Duration: printers.Duration(r.Duration), DryRun: r.DryRun,
 		Plan:  plan{Actions: orEmpty(r.Plan.Actions), Figures: r.Plan.Figures},
 		Calls: orEmpty(r.Calls), Findings: orEmpty(r.Findings), Failed: orEmpty(r.Failed),
 		Config: config{r.Config, printers.Duration(r.Config.EC2Resync)}, Changed: orEmpty(r.Changed),
-		IPv6: r.IPv6,
+		IPv6: r.IPv6, Profiles: orEmpty(r.Profiles),
 	}
 	if !r.Plan.ExcessSince.IsZero() {
 		v.Plan.ExcessSince = &r.Plan.ExcessSince

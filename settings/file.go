@@ -105,6 +105,10 @@ func knownKey(key string) error {
 	if strings.HasPrefix(key, ENIConfigPrefix) && len(key) > len(ENIConfigPrefix) {
 		return nil // one per availability zone
 	}
+	if strings.HasPrefix(key, ProfilePrefix) {
+		_, _, err := ParseProfileKey(key) // one set per network profile
+		return err
+	}
 	// aws-node's AWS_VPC_* names are knobs (a misspelt one gets the
 	// suggestion below); other AWS_* names are the SDK's.
 	if strings.HasPrefix(key, "AWS_") && !strings.HasPrefix(key, "AWS_VPC_") {
@@ -126,4 +130,18 @@ func (f *File) lookup(name string) (text, where string, ok bool) {
 		return "", "", false
 	}
 	return v.text, f.Path + ":" + strconv.Itoa(v.line), true
+}
+
+// keys lists the file's keys.
+func (f *File) keys() []string {
+	if f == nil {
+		return nil
+	}
+	out := make([]string, 0, len(f.vals))
+	for k, v := range f.vals {
+		if v.text != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -51,7 +51,7 @@ var FileKeys = []string{
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
 	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
 	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin,
-	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress,
+	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress, Profiles,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -131,6 +131,9 @@ type Effective struct {
 	DisablePodV6            bool              `json:"disablePodV6"`
 	BandwidthPlugin         bool              `json:"bandwidthPlugin"`
 
+	// Profiles: the network profiles, by name (profiles.go).
+	Profiles []Profile `json:"profiles,omitempty"`
+
 	Values []Value `json:"values"` // every knob, in a stable order
 }
 
@@ -155,6 +158,9 @@ type Lookup func(string) (string, bool)
 type Inputs struct {
 	Env  Lookup
 	File *File
+	// Names lists the environment's variable names (os.Environ's), so the
+	// profiles it configures are found; nil: only the file's are.
+	Names func() []string
 }
 
 // Merged is Lookup as a plain lookup: the environment, else the file.
@@ -195,6 +201,9 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	}
 	if err == nil {
 		err = r.others(&e)
+	}
+	if err == nil {
+		err = r.profiles(&e)
 	}
 	if err != nil {
 		return Effective{}, err

@@ -50,6 +50,23 @@ type PoolStatus struct {
 	NodeRules      *NodeRulesState `json:"nodeRules,omitempty"`
 	// IPv6: the IPv6 pool (ENABLE_IPv6, IPv6-only and dual-stack modes).
 	IPv6 *IPv6PoolStatus `json:"ipv6,omitempty"`
+	// Profiles: each network profile's pool (Figures is the default
+	// pool's); empty when none is configured or holds an ENI.
+	Profiles []ProfileStatus `json:"profiles"`
+}
+
+// ProfileStatus is one network profile and its pool: how it is configured,
+// the pool's figures as the next pass would compute them, what that pass
+// would do, and what is full for its pods.
+type ProfileStatus struct {
+	settings.Profile
+	// Configured is false for a profile whose ENIs are still attached but
+	// which the configuration no longer names (its pool gives everything back).
+	Configured bool           `json:"configured"`
+	Figures    pool.Figures   `json:"figures"`
+	Pending    []pool.Action  `json:"pending"`
+	Full       *pool.Fullness `json:"full,omitempty"`
+	ENIs       []string       `json:"enis"` // its ENIs' IDs
 }
 
 // IPv6PoolStatus is the IPv6 pool: one /80 on the primary ENI, the /128s
@@ -86,6 +103,10 @@ type ENIStatus struct {
 	Assigned    int         `json:"assigned"`
 	Releasing   int         `json:"releasing"`
 	Addresses   []AddrState `json:"addresses"`
+	// Profile: the network profile the ENI serves ("" for the default
+	// pool); GroupsDrift: why its groups are not its profile's (no new pods).
+	Profile     string `json:"profile,omitempty"`
+	GroupsDrift string `json:"groupsDrift,omitempty"`
 }
 
 // AddrState is one address and its state.
@@ -110,6 +131,7 @@ type PodStatus struct {
 	EgressIP    string    `json:"egressIp,omitempty"` // v4if0 or v6if0
 	ENIID       string    `json:"eniId"`
 	Since       time.Time `json:"since"`
+	Profile     string    `json:"profile,omitempty"` // the network profile the pod picked
 }
 
 // NodeStatus is the node's identity with its limits in camelCase (the

@@ -20,7 +20,7 @@ type storedState struct {
 	known    bool
 	snap     pool.Snapshot
 	settings store.Settings
-	waiting  int
+	waiting  map[string]int // by pool
 	last     *store.ReconcileReport
 	meta     store.PoolMeta
 }
@@ -28,7 +28,8 @@ type storedState struct {
 // Load reads the store and computes the figures with the knobs as
 // this invocation resolves them (in: its environment and the file).
 func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error) {
-	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, NotOurs: []NotOursStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{}}
+	s := PoolStatus{StateDir: st.Dir(), ENIs: []ENIStatus{}, NotOurs: []NotOursStatus{}, Pending: []pool.Action{}, Knobs: []KnobStatus{}, Pods: []PodStatus{},
+		Profiles: []ProfileStatus{}}
 	if in.File != nil {
 		s.ConfigFile = in.File.Path
 	}
@@ -52,12 +53,14 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 		return s, nil
 	}
 	s.Initialized, s.Node = true, nodeStatus(ss.node)
-	rules := NodeRules(ss.node, in)
+	rules := NodeRules(ss.node, ss.snap, in)
 	s.NodeRules = &rules
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
-	plan := pool.Compute(pool.Input{Limits: ss.node.Limits, Config: cfg.Pool, Snapshot: ss.snap, Now: now, Waiting: ss.waiting})
+	pools := reconcile.Pools(cfg, ss.node, ss.snap)
+	plans := pool.ComputePools(pool.Input{Limits: ss.node.Limits, Snapshot: ss.snap, Now: now}, pools, ss.waiting)
+	plan := plans[0]
 	s.Figures = plan.Figures
-	full := reconcile.Fullness(ss.node, cfg, ss.snap, now, ss.waiting)
+	full := reconcile.Fullness(ss.node, cfg, ss.snap, now, ss.waiting[""])
 	s.Full = &full
 	s.growth(ss, plan, cfg, now)
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
@@ -73,6 +76,7 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	s.NotOurs = notOursStatus(ss.snap, ss.node.Limits, cfg.Pool)
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
+	s.Profiles = profilesStatus(ss, cfg, pools[1:], plans[1:], now)
 	s.IPv6, err = loadIPv6(st, cfg.Pool, now)
 	return s, err
 }
@@ -92,7 +96,7 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 	if ss.node, ss.known, err = tx.Node(); err != nil {
 		return ss, err
 	}
-	if ss.waiting, err = tx.Waiting(now); err != nil {
+	if ss.waiting, err = tx.WaitingByPool(now); err != nil {
 		return ss, err
 	}
 	if ss.snap, err = tx.Snapshot(); err != nil {
@@ -129,7 +133,8 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now time.Time) ENIStatus {
 	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Card: e.Card, Class: string(e.Class), Why: e.Why,
 		Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
-		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{}}
+		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{},
+		Profile: e.Profile, GroupsDrift: e.GroupsDrift}
 	for _, b := range e.Blocks {
 		for _, a := range b.Addrs {
 			state := a.State

@@ -6,14 +6,16 @@ import (
 
 	"vpc-cni/hostnet"
 	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
-// NodeRules checks the node-level rules (read-only) for the learnt node.
-func NodeRules(node store.Node, in settings.Inputs) NodeRulesState {
-	cfg, err := reconcile.NodeRulesConfig(node, in)
+// NodeRules checks the node-level rules (read-only) for the learnt node
+// and its pool.
+func NodeRules(node store.Node, snap pool.Snapshot, in settings.Inputs) NodeRulesState {
+	cfg, err := reconcile.NodeRulesConfig(node, snap, in)
 	if err != nil {
 		return NodeRulesState{Detail: err.Error()}
 	}
@@ -34,11 +36,24 @@ func NodeRules(node store.Node, in settings.Inputs) NodeRulesState {
 
 // LearntNode is the node a reconcile pass learnt, or an error saying none has.
 func LearntNode(st *store.Store) (store.Node, error) {
-	var node store.Node
-	var known bool
-	err := st.View(func(tx *store.Tx) (err error) { node, known, err = tx.Node(); return err })
-	if err == nil && !known || errors.Is(err, store.ErrNotInitialized) {
-		return node, fmt.Errorf("no reconcile has run in %s yet; run 'vpcctl reconcile' first", st.Dir())
-	}
+	node, _, err := LearntPool(st)
 	return node, err
+}
+
+// LearntPool is LearntNode with the node's pool.
+func LearntPool(st *store.Store) (store.Node, pool.Snapshot, error) {
+	var node store.Node
+	var snap pool.Snapshot
+	var known bool
+	err := st.View(func(tx *store.Tx) (err error) {
+		if node, known, err = tx.Node(); err != nil || !known {
+			return err
+		}
+		snap, err = tx.Snapshot()
+		return err
+	})
+	if err == nil && !known || errors.Is(err, store.ErrNotInitialized) {
+		return node, snap, fmt.Errorf("no reconcile has run in %s yet; run 'vpcctl reconcile' first", st.Dir())
+	}
+	return node, snap, err
 }

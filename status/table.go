@@ -21,6 +21,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	t.Row("POOL", fmt.Sprintf("%d free, %d cooling, %d assigned, %d releasing (%d held); shortfall %d, excess %d%s",
 		f.Free, f.Cooling, f.Assigned, f.Releasing, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 	ipv6Row(t, s.IPv6)
+	profileRows(t, s.Profiles)
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
 	notOursRows(t, s.NotOurs)
@@ -49,9 +50,9 @@ func Table(t *printers.Table, s PoolStatus) {
 	ec2ReadsRow(t, s.LastReconcile, s.EC2Reads)
 	t.Row("PODS", fmt.Sprintf("%s, %s in flight", printers.Plural(s.Assignments, "assignment", "assignments"), printers.Plural(s.Intents, "EC2 intent", "EC2 intents")))
 	t.Blank()
-	t.Row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING")
+	t.Row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING", "POOL")
 	for _, e := range s.ENIs {
-		t.Row(e.ID, e.DeviceIndex, printers.YesNo(e.Ready), e.PrimaryIP, e.Blocks, e.Free, e.Cooling, e.Assigned, e.Releasing)
+		t.Row(e.ID, e.DeviceIndex, printers.YesNo(e.Ready), e.PrimaryIP, e.Blocks, e.Free, e.Cooling, e.Assigned, e.Releasing, poolName(e))
 	}
 	podRows(t, s)
 	t.Blank()
@@ -215,4 +216,15 @@ func podAddresses(p PodStatus) string {
 		return "-"
 	}
 	return strings.Join(out, ",")
+}
+
+// poolName is the pool an ENI serves, for the table.
+func poolName(e ENIStatus) string {
+	switch {
+	case e.GroupsDrift != "":
+		return e.Profile + " (groups drifted: no new pods)"
+	case e.Profile != "":
+		return e.Profile
+	}
+	return "default"
 }

@@ -30,6 +30,9 @@ type Assignment struct {
 	PodUID       string     `json:"podUid,omitempty"`
 	HostVeth     string     `json:"hostVeth,omitempty"`
 	Time         time.Time  `json:"time"`
+	// Profile: the network profile the pod picked (its IPv4 is on an ENI
+	// of that profile); DEL and GC read it here, never the annotation.
+	Profile string `json:"profile,omitempty"`
 }
 
 // AssignmentKey is the key of a pod interface: "<containerID>/<ifName>".

@@ -59,6 +59,9 @@ type PoolMeta struct {
 	// FullSubnets: subnets that answered "no free addresses", each until
 	// when new ENIs avoid it and its ENIs are not grown (subnet discovery).
 	FullSubnets map[string]time.Time `json:"fullSubnets,omitempty"`
+	// Profiles: each network profile pool's own timers (the fields above
+	// are the default pool's).
+	Profiles map[string]pool.Timers `json:"profiles,omitempty"`
 }
 
 // ReconcileReport summarises the last reconcile pass.
@@ -124,6 +127,26 @@ func (t *Tx) PutPoolMeta(excessSince, growBlockedUntil time.Time, why string) er
 		return err
 	}
 	m.ExcessSince, m.GrowBlockedUntil, m.GrowBlockedWhy = excessSince, growBlockedUntil, why
+	return t.putJSON(bState, kPoolMeta, m)
+}
+
+// PutPoolTimers records one pool's timers: the default pool's for profile
+// "", else profile's; a profile's zero timers are dropped.
+func (t *Tx) PutPoolTimers(profile string, timers pool.Timers) error {
+	if profile == "" {
+		return t.PutPoolMeta(timers.ExcessSince, timers.GrowBlockedUntil, timers.GrowBlockedWhy)
+	}
+	m, err := t.PoolMeta()
+	if err != nil {
+		return err
+	}
+	if m.Profiles == nil {
+		m.Profiles = map[string]pool.Timers{}
+	}
+	m.Profiles[profile] = timers
+	if timers == (pool.Timers{}) {
+		delete(m.Profiles, profile)
+	}
 	return t.putJSON(bState, kPoolMeta, m)
 }
 

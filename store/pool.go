@@ -21,7 +21,7 @@ func (t *Tx) Snapshot() (pool.Snapshot, error) {
 		return snap, err
 	}
 	snap.ExcessSince, snap.GrowBlockedUntil, snap.GrowBlockedWhy = meta.ExcessSince, meta.GrowBlockedUntil, meta.GrowBlockedWhy
-	snap.NoPrefixesUntil, snap.FullSubnets = meta.NoPrefixesUntil, meta.FullSubnets
+	snap.NoPrefixesUntil, snap.FullSubnets, snap.Profiles = meta.NoPrefixesUntil, meta.FullSubnets, meta.Profiles
 	recs, err := t.eniRecords()
 	if err != nil {
 		return snap, err

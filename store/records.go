@@ -25,17 +25,21 @@ type eniRecord struct {
 	Class pool.Class    `json:"class,omitempty"`
 	Why   string        `json:"why,omitempty"`
 	Facts pool.ENIFacts `json:"facts,omitzero"`
+	// Schema 3: the network profile the ENI serves, and why its groups
+	// are not the profile's any more (both absent for the default pool).
+	Profile     string `json:"profile,omitempty"`
+	GroupsDrift string `json:"groupsDrift,omitempty"`
 }
 
 func eniRecordOf(e pool.ENI) eniRecord {
 	return eniRecord{e.ID, e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID, e.SubnetCIDR, e.Ready, e.CreatedAt,
-		e.Card, e.Class, e.Why, e.Facts}
+		e.Card, e.Class, e.Why, e.Facts, e.Profile, e.GroupsDrift}
 }
 
 func (r eniRecord) eni() pool.ENI {
 	return pool.ENI{ID: r.ID, DeviceIndex: r.DeviceIndex, MAC: r.MAC, PrimaryIP: r.PrimaryIP,
 		SubnetID: r.SubnetID, SubnetCIDR: r.SubnetCIDR, Ready: r.Ready, CreatedAt: r.CreatedAt,
-		Card: r.Card, Class: r.Class, Why: r.Why, Facts: r.Facts}
+		Card: r.Card, Class: r.Class, Why: r.Why, Facts: r.Facts, Profile: r.Profile, GroupsDrift: r.GroupsDrift}
 }
 
 type blockEntry struct {
@@ -124,9 +128,16 @@ func (t *Tx) addr(ip netip.Addr) (r addrRecord, ok bool, err error) {
 
 // available reports whether Take may hand the address out (cooldown aside):
 // this is exactly what the avail index holds. A not-ours ENI's addresses never are, whatever else says: this is the
-// one take that the plugin and what-if share.
+// one take that the plugin and what-if share. A profile's ENI is not in the
+// index (its pods take by scanning its few ENIs, takeProfile): a default
+// pod can never be given one of its addresses.
 func available(e eniRecord, releasing bool, r addrRecord) bool {
-	return e.Ready && e.Class != pool.NotOurs && e.Card == 0 && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
+	return usableENI(e) && e.Profile == "" && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
+}
+
+// usableENI reports whether pods may be given the ENI's addresses at all.
+func usableENI(e eniRecord) bool {
+	return e.Ready && e.Class != pool.NotOurs && e.Card == 0 && e.GroupsDrift == ""
 }
 
 // putAddr writes an address and keeps the avail index in step with it.

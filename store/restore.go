@@ -47,6 +47,7 @@ func (t *Tx) restore4(a Assignment, now time.Time) (Assignment, error) {
 		return a, err
 	}
 	when := a.Time
+	a.Profile = e.Profile // the pool the address is in: the pod's profile, as its ADD recorded it
 	out, err := t.assign(a, e.DeviceIndex, a.IP, now)
 	if err == nil && !when.IsZero() {
 		out.Time = when

@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the layout this binary reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // magic marks a bbolt file as a vpc-cni state database.
 var magic = []byte("vpc-cni node state")
@@ -41,7 +41,15 @@ var v1Buckets = [][]byte{bMeta, bSettings, bState, bENIs, bBlocks, bAddrs, bAvai
 var migrations = [SchemaVersion]func(*bolt.Tx) error{
 	0: migrateV0toV1,
 	1: migrateV1toV2,
+	2: migrateV2toV3,
 }
+
+// migrateV2toV3: version 3 ENI records may serve a network profile
+// (eniRecord.Profile), whose addresses only that profile's pods may have,
+// and assignments and waiters may name a profile. A version 2 file has no
+// profile ENI, so nothing is rewritten; the version keeps an older binary,
+// which would give a profile's addresses to any pod, from opening the file.
+func migrateV2toV3(*bolt.Tx) error { return nil }
 
 // migrateV1toV2: version 2 ENI records carry the ENI's class (ours, adopted,
 // not ours), its reason, its network card and the EC2 facts behind them.

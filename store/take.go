@@ -85,6 +85,9 @@ func (t *Tx) takeForPod(want Assignment, now time.Time, knobs Knobs) (res PodTak
 		return res, nil, err
 	}
 	enough, err := t.AvailableAtLeastFrom(pool.FreeTarget(res.Node.Limits, cfg), now, cfg.Cooldown, first)
+	if cfg.Profile != "" {
+		enough, err = t.ProfileAvailableAtLeast(pool.FreeTarget(res.Node.Limits, cfg), now, cfg.Cooldown, cfg.Profile)
+	}
 	res.Low = !enough
 	if err != nil {
 		return res, nil, err

@@ -31,12 +31,16 @@ func (t *Tx) takeFamilies(want Assignment, now time.Time, cfg pool.Config) (Assi
 	if !cfg.PodIPv4() && !cfg.PodIPv6() {
 		return a, fmt.Errorf("neither IPv4 nor IPv6 enabled for pods: %w", ErrInvalid)
 	}
+	if cfg.Profile != "" && !cfg.PodIPv4() {
+		return a, fmt.Errorf("profile %s: a network profile's pods take an IPv4 of its ENIs, and pods take no IPv4: %w", cfg.Profile, ErrInvalid)
+	}
+	a.Profile = cfg.Profile
 	x, err := t.pickExtras(now, cfg)
 	if err != nil {
 		return a, err
 	}
 	if cfg.PodIPv4() {
-		if a, err = t.TakeFrom(a, now, cfg.Cooldown, pool.FirstPodDevice(cfg)); err != nil {
+		if a, err = t.takeIPv4(a, now, cfg); err != nil {
 			return a, err
 		}
 	} else {

@@ -1,0 +1,39 @@
+package doctor
+
+import (
+	"fmt"
+	"strings"
+
+	"vpc-cni/status"
+)
+
+// checkProfiles reports the network profiles' pools: an ENI whose security
+// groups are not its profile's (it gets no new pods) is a fault, as is a
+// profile pool that cannot give its next pod an address for a reason other
+// than load; a full profile pool is load, as a full default pool is.
+func checkProfiles(s status.PoolStatus) Finding {
+	if len(s.Profiles) == 0 {
+		return Finding{"network profiles", true, "none configured"}
+	}
+	var drift, each []string
+	for _, e := range s.ENIs {
+		if e.GroupsDrift != "" {
+			drift = append(drift, fmt.Sprintf("%s of profile %s: %s", e.ID, e.Profile, e.GroupsDrift))
+		}
+	}
+	for _, p := range s.Profiles {
+		state := fmt.Sprintf("%s: %d ENI(s), %d free", p.Name, len(p.ENIs), p.Figures.Free)
+		switch {
+		case !p.Configured:
+			state += " (no longer configured: giving back what its pods do not hold)"
+		case p.Full != nil && p.Full.Full:
+			state += fmt.Sprintf(" (full, %s: %s)", p.Full.Limit, p.Full.Message())
+		}
+		each = append(each, state)
+	}
+	if len(drift) > 0 {
+		return Finding{"network profiles", false, "security groups changed outside vpc-cni, no new pods there: " +
+			strings.Join(drift, "; ") + "; restore the groups, or let the pool replace the ENI once its pods are gone"}
+	}
+	return Finding{"network profiles", true, strings.Join(each, "; ")}
+}

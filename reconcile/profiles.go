@@ -1,0 +1,188 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"vpc-cni/cloud"
+	"vpc-cni/pool"
+	"vpc-cni/settings"
+	"vpc-cni/store"
+)
+
+// homes is where each pool's new ENIs go: the default pool's home, and for
+// each configured profile its groups (the primary ENI's when it names none)
+// in its subnets: the node's subnet when it names none, else subnet
+// discovery among the subnets of the node's zone it names by ID or tag.
+func (p *pass) homes() (map[string]placement, error) {
+	home, err := p.home()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]placement{"": home}
+	for _, prof := range p.cfg.Profiles {
+		if prof.Allowed {
+			out[prof.Name] = p.profileHome(prof)
+		}
+	}
+	return out, nil
+}
+
+func (p *pass) profileHome(prof settings.Profile) placement {
+	h := placement{SubnetID: p.node.SubnetID, CIDR: p.node.SubnetCIDR, Groups: p.node.SecurityGroups, Profile: prof.Name}
+	if len(prof.SecurityGroups) > 0 {
+		h.Groups = prof.SecurityGroups
+	}
+	if len(prof.Subnets) > 0 || len(prof.SubnetTags) > 0 {
+		h.SubnetID, h.CIDR, h.discover = "", netip.Prefix{}, true
+		h.subnets, h.subnetTags = prof.Subnets, prof.SubnetTags
+	}
+	return h
+}
+
+// profileSubnet chooses a profile's subnet for a new ENI: among the zone's
+// subnets those it names by ID or whose tags match one of its selectors,
+// none marked full, the one with the most free addresses that has room for
+// need (ties by ID). A subnet of another zone is never in the list.
+func profileSubnet(subnets []cloud.Subnet, h placement, full map[string]time.Time, now time.Time, need int) (cloud.Subnet, bool) {
+	var best cloud.Subnet
+	found := false
+	for _, s := range subnets {
+		if !h.selects(s) || now.Before(full[s.ID]) || s.Available < need {
+			continue
+		}
+		if !found || s.Available > best.Available || s.Available == best.Available && s.ID < best.ID {
+			best, found = s, true
+		}
+	}
+	return best, found
+}
+
+// selects reports whether the profile's subnets name s.
+func (h placement) selects(s cloud.Subnet) bool {
+	if slices.Contains(h.subnets, s.ID) {
+		return true
+	}
+	for k, v := range h.subnetTags {
+		if tv, ok := s.Tags[k]; ok && tv == v {
+			return true
+		}
+	}
+	return false
+}
+
+// noProfileSubnet says why a profile's new ENI has nowhere to go.
+func noProfileSubnet(az string, subnets []cloud.Subnet, h placement, full map[string]time.Time, now time.Time, need int) error {
+	var seen []string
+	for _, s := range subnets {
+		switch {
+		case !h.selects(s):
+		case now.Before(full[s.ID]):
+			seen = append(seen, fmt.Sprintf("%s full until %s", s.ID, full[s.ID].Format(time.TimeOnly)))
+		default:
+			seen = append(seen, fmt.Sprintf("%s %d free", s.ID, s.Available))
+		}
+	}
+	named := append(slices.Clone(h.subnets), tagList(h.subnetTags)...)
+	what := "none of them is in the zone"
+	if len(seen) > 0 {
+		what = strings.Join(seen, ", ")
+	}
+	return &cloud.Error{Op: "profile " + h.Profile, Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
+		"no subnet of profile %s in %s has %d free addresses for a new ENI (%s: %s)", h.Profile, az, need,
+		settings.ProfileKey(h.Profile, settings.ProfileSubnets)+"="+strings.Join(named, ","), what)}
+}
+
+func tagList(tags map[string]string) []string {
+	var out []string
+	for k, v := range tags {
+		out = append(out, "tag:"+k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// profileTags are the tags of a new ENI of profile (none for the default pool).
+func profileTags(tags map[string]string, profile string) map[string]string {
+	if profile == "" {
+		return tags
+	}
+	out := map[string]string{settings.ProfileTag: profile}
+	for k, v := range tags {
+		out[k] = v
+	}
+	return out
+}
+
+// profileGroupsChanged checks, at rest, each profile ENI's security groups
+// as IMDS shows them (one read an ENI, no EC2 call) against what the store
+// says of them: an ENI whose groups left its profile's, or came back, sends
+// the pass to EC2, whose answer the merge judges (groupsDrift).
+func (p *pass) profileGroupsChanged(ctx context.Context, snap pool.Snapshot) string {
+	want := p.classRules().ProfileGroups
+	for _, e := range snap.ENIs {
+		groups, ok := want[e.Profile]
+		if e.Profile == "" || !ok || e.MAC == "" {
+			continue
+		}
+		have, err := p.Cloud.ENIGroups(ctx, e.MAC)
+		if err != nil {
+			p.log().Info("a profile ENI's security groups not read from IMDS", "eni", e.ID, "err", err)
+			continue
+		}
+		if drifted := !sameGroups(have, groups); drifted != (e.GroupsDrift != "") {
+			return fmt.Sprintf("IMDS shows other security groups on %s (profile %s)", e.ID, e.Profile)
+		}
+	}
+	return ""
+}
+
+// profileBackoff is noteBackoff for a profile pool whose subnet had no free
+// address: with another subnet to try (it names several, or by tag) the
+// full one is only marked (markFull) and the next pass goes elsewhere; else
+// the profile's pool alone backs off, and the other pools grow on.
+func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
+	prof, ok := p.cfg.Profile(res.Profile)
+	if ok && len(prof.Subnets)+len(prof.SubnetTags) > 1 || len(prof.SubnetTags) > 0 {
+		return tx.AddEvent(store.Event{Time: now, Kind: "subnet-full", Message: fmt.Sprintf(
+			"%v; profile %s's new ENIs go to another of its subnets", res.Err, res.Profile)})
+	}
+	snap, err := tx.Snapshot()
+	if err != nil {
+		return err
+	}
+	t := pool.TimersOf(snap, res.Profile)
+	t.GrowBlockedUntil, t.GrowBlockedWhy = now.Add(subnetBackoff), fmt.Sprintf("profile %s's subnet exhausted: %v", res.Profile, res.Err)
+	return tx.PutPoolTimers(res.Profile, t)
+}
+
+// KeepSource lists the blocks of the ENIs of every configured profile with
+// SNAT none: their pods keep their own address for every destination
+// (hostnet.Config.KeepSource).
+func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
+	var out []netip.Prefix
+	for _, e := range snap.ENIs {
+		if p, ok := cfg.Profile(e.Profile); !ok || e.Profile == "" || p.SNAT != settings.SNATNone {
+			continue
+		}
+		for _, b := range e.Blocks {
+			out = append(out, b.CIDR)
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
+	return out
+}
+
+// keepSourceGrew reports whether the pass grew a profile with SNAT none: a
+// grow-only pass then sets the node rules too, so the new addresses keep
+// their source from their pod's first packet.
+func (p *pass) keepSourceGrew() bool {
+	return slices.ContainsFunc(p.rep.Plan.Actions, func(a pool.Action) bool {
+		prof, ok := p.cfg.Profile(a.Profile)
+		return ok && a.Profile != "" && prof.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
+	})
+}
