@@ -85,6 +85,15 @@ func failedSandboxes(t *testing.T, prefix string) (int, []string) {
 func TestScaleFromZeroToCapacity(t *testing.T) {
 	apply(t, workload("burst", 0))
 	t.Cleanup(func() { deleteDeployment("burst") })
+	// Nodes at rest: addresses of the previous tests' pods cool for
+	// IP_COOLDOWN_PERIOD, and a pod placed meanwhile fails its ADD with
+	// code 11 until they are free (the kubelet retries it).
+	for _, nd := range tc.nodes {
+		eventually(t, nd.name+" with no address cooling", 2*time.Minute, func() (bool, string) {
+			c := nodePool(t, nd).count("cooling")
+			return c == 0, fmt.Sprint(c, " cooling")
+		})
+	}
 	n := room(t)
 	t0 := time.Now()
 	k(t, "scale", "deployment", "burst", fmt.Sprintf("--replicas=%d", n))
@@ -117,6 +126,18 @@ func nodePool(t *testing.T, n *node) poolStatus {
 		t.Fatalf("%s: vpcctl pool status: %v: %s", n.name, err, out)
 	}
 	return st
+}
+
+func (s poolStatus) count(state string) int {
+	n := 0
+	for _, e := range s.ENIs {
+		for _, a := range e.Addresses {
+			if a.State == state {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (s poolStatus) state(ip string) string {
