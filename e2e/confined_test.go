@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"vpc-cni/hostnet"
 )
@@ -43,11 +46,11 @@ func writeSysctl(t *testing.T, n ns.NetNS, key, val string) {
 }
 
 // A pass in the DaemonSet's sandbox cannot write /proc/sys. Another program
-// flushes the node's nftables table and tightens rp_filter: the confined pass
-// puts the table back, keeps going, and names the sysctl it could not set
+// flushes the node's nftables table and its ENIs' route tables and tightens
+// rp_filter: the confined pass puts the tables back, keeps going, and names the sysctl it could not set
 // (doctor too); a pass as root on the node (vpcctl install) sets it.
 func TestAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
-	env := []string{"WARM_IP_TARGET=2"}
+	env := []string{"WARM_IP_TARGET=8"} // more than the primary ENI holds: a secondary ENI with a table
 	v := newVPCWorld(t, env...)
 	const rp = "net/ipv4/conf/eth0/rp_filter"
 	if got := readSysctl(t, v.w.node, rp); got != "2" {
@@ -62,6 +65,11 @@ func TestAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
 		c.DelTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: hostnet.TableName})
 		return c.Flush()
 	})
+	tables := eniTables(t, v.w)
+	if len(tables) == 0 {
+		t.Fatal("no secondary ENI's route table to flush")
+	}
+	v.w.inNode(func() error { return flushTables(tables) })
 
 	r := v.w.vpcctlConfined(env, "reconcile", "--wait", "--timeout", "1m", "-o", "json")
 	var rep struct {
@@ -76,6 +84,11 @@ func TestAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
 	}
 	if got := v.ourChains(); len(got) == 0 {
 		t.Fatal("the confined pass did not put the flushed table back")
+	}
+	for _, table := range tables {
+		if !hasDefaultRoute(t, v.w, table) {
+			t.Errorf("the confined pass left ENI table %d flushed", table)
+		}
 	}
 	if got := readSysctl(t, v.w.node, rp); got != "1" {
 		t.Fatalf("rp_filter is %s after a pass that cannot write /proc/sys; the sandbox is not read-only", got)
@@ -94,6 +107,51 @@ func TestAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
 	if code := v.rulesStatus(env); code != 0 {
 		t.Fatalf("node-rules status exited %d after the unconfined pass; want 0", code)
 	}
+}
+
+// eniTables are the route tables of the node's secondary ENIs, from their
+// rules (from <ENI primary IP> lookup T, priority 32765).
+func eniTables(t *testing.T, w *world) []int {
+	t.Helper()
+	var out []int
+	w.inNode(func() error {
+		rules, err := netlink.RuleList(netlink.FAMILY_V4)
+		for _, r := range rules {
+			if r.Priority == 32765 && r.Table > 0 && r.Table != unix.RT_TABLE_MAIN && !slices.Contains(out, r.Table) {
+				out = append(out, r.Table)
+			}
+		}
+		return err
+	})
+	return out
+}
+
+func flushTables(tables []int) error {
+	for _, table := range tables {
+		routes, err := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
+		if err != nil {
+			return err
+		}
+		for _, r := range routes {
+			if err := netlink.RouteDel(&r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func hasDefaultRoute(t *testing.T, w *world, table int) bool {
+	t.Helper()
+	found := false
+	w.inNode(func() error {
+		routes, err := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
+		for _, r := range routes {
+			found = found || r.Dst == nil || r.Dst.String() == "0.0.0.0/0"
+		}
+		return err
+	})
+	return found
 }
 
 func hasFinding(fs []struct{ Kind, Message string }, kind, text string) bool {

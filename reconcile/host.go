@@ -81,6 +81,43 @@ func (p *pass) setupENI(e pool.ENI) error {
 	return err
 }
 
+// repairHosts sets up again the host side of every secondary ENI that was
+// ready: another program may have flushed its route table, removed its
+// address or its rule (networkd or DHCP on a hot-plugged ENI, an operator's
+// ip route flush). SetupENI is idempotent: on a node in order it reads and
+// rewrites the same routes. An ENI whose link is gone is left to the next
+// EC2 read.
+func (p *pass) repairHosts() {
+	if p.Host == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, e := range p.ready {
+		if !e.SubnetCIDR.IsValid() {
+			e.SubnetCIDR = p.subnetOf(ctx, e)
+		}
+		err := p.Host.SetupENI(e, e.SubnetCIDR, p.cfg.MTU)
+		switch {
+		case errors.Is(err, netns.ErrLinkNotReady):
+			p.log().Info("ENI link gone; the next EC2 read settles it", "eni", e.ID, "err", err)
+		case err != nil:
+			p.rep.Failed = append(p.rep.Failed, "host side of "+e.ID+": "+err.Error())
+		}
+	}
+}
+
+// readyHostSides are the secondary ENIs whose host side is ours and set up.
+func readyHostSides(enis []pool.ENI) []pool.ENI {
+	var out []pool.ENI
+	for _, e := range enis {
+		if e.Ready && !e.Primary() && !e.NotOurs() && e.Card == 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // unready are the secondary ENIs whose host side is not set up. A not-ours
 // ENI is never one: its route table, rules and address are not ours to set.
 func unready(enis []pool.ENI) []pool.ENI {

@@ -105,7 +105,7 @@ func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Fi
 	if err := writeMerge(tx, snap, merged, findings, now); err != nil {
 		return nil, err
 	}
-	p.unready = unready(merged.ENIs)
+	p.unready, p.ready = unready(merged.ENIs), readyHostSides(merged.ENIs)
 	if err := persistEffective(tx, p.cfg, now); err != nil {
 		return nil, err
 	}

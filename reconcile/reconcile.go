@@ -117,6 +117,7 @@ type pass struct {
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
 	unready       []pool.ENI     // secondary ENIs whose host side is not set up, as the pass left them
+	ready         []pool.ENI     // secondary ENIs whose host side was set up: a full pass checks it again
 
 	fullSubnets map[string]time.Time    // subnets marked full, as the plan saw them
 	newFull     map[string]time.Time    // subnets this pass found full
@@ -190,6 +191,9 @@ func (p *pass) run(ctx context.Context) error {
 	checkpoint(cpPlanned)
 	err = p.executeAndSettle(ctx, steps, truth)
 	p.setupHosts()
+	if !p.opts.GrowOnly {
+		p.repairHosts() // the plugin's inline grows leave them to the next full pass
+	}
 	var rulesErr error
 	if !p.opts.GrowOnly || p.keepSourceGrew() {
 		rulesErr = p.ensureNodeRules(ctx) // the plugin's inline grows leave them to the next full pass
