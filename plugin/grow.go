@@ -145,20 +145,12 @@ func (c *call) maybeRefill() {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}
 	args = append(args, "reconcile", "--wait", "--refill", "--timeout", refillTimeout.String(), "--log-summary")
-	// Its log and its one-line summary go to the plugin's log file: nothing
-	// reaches the runtime, whose stdout is the CNI result. The full report is
-	// in the state file (pool status, events).
-	null, err := os.Open(os.DevNull)
+	files, closeFiles, err := refillFiles(c.cfg.LogFile)
 	if err != nil {
 		c.log.Warn("background reconcile not started", "err", err)
 		return
 	}
-	defer null.Close()
-	files := []uintptr{null.Fd(), null.Fd(), null.Fd()}
-	if f, err := logfile.Open(c.cfg.LogFile); err == nil { // rotated by size, as the plugin's own
-		files[1], files[2] = f.Fd(), f.Fd()
-		defer f.Close()
-	}
+	defer closeFiles()
 	// Kubelet's environment, as ours: the child resolves the knobs as we do.
 	pid, err := nice.Start(self, args, os.Environ(), files, RefillNice)
 	if pid == 0 {
@@ -169,6 +161,24 @@ func (c *call) maybeRefill() {
 		c.log.Warn("background reconcile not reniced (it renices itself)", "child", pid, "err", err)
 	}
 	c.log.Info("background reconcile started", "child", pid) // "pid" is the plugin's own
+}
+
+// refillFiles are the refill's stdin, stdout and stderr: its log and its
+// one-line summary go to the plugin's log file, so nothing reaches the
+// runtime, whose stdout is the CNI result (the full report is in the state
+// file: pool status, events). Without a log file, /dev/null.
+func refillFiles(logFile string) (files []uintptr, closeAll func(), err error) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, nil, err
+	}
+	files = []uintptr{null.Fd(), null.Fd(), null.Fd()}
+	f, err := logfile.Open(logFile) // rotated by size, as the plugin's own
+	if err != nil {
+		return files, func() { null.Close() }, nil
+	}
+	files[1], files[2] = f.Fd(), f.Fd()
+	return files, func() { f.Close(); null.Close() }, nil
 }
 
 // refillTimeout bounds the detached pass, its wait for the lock included:
