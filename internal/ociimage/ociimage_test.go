@@ -91,7 +91,9 @@ func TestArchiveIsAnOCILayout(t *testing.T) {
 	var cfg struct {
 		Architecture, OS string
 		Config           struct{ Entrypoint, Env []string }
-		Rootfs           struct{ DiffIDs []string `json:"diff_ids"` }
+		Rootfs           struct {
+			DiffIDs []string `json:"diff_ids"`
+		}
 	}
 	if err := json.Unmarshal(blob(t, a, man.Config), &cfg); err != nil {
 		t.Fatal(err)
