@@ -95,6 +95,33 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	checkAgrees(t, n.sim, n.st)
 }
 
+// A state file's first sweep (a new node, or state lost and rebuilt)
+// deletes this node's unattached ENIs created before the pass, however
+// young: the lost file's intents would have attached or deleted them, and no
+// pass of this node creates one while the sweep holds the lock. Later passes
+// keep the age rule (TestLeakedENIsAreSweptEverySixHours).
+func TestANewStateFileSweepsOrphanedENIsAtOnce(t *testing.T) {
+	n := newNode(t, "t3.small", nil)
+	n.pass()
+	n.clock.Advance(time.Minute)
+	orphan := n.leak(t, 10*time.Second) // created by a pass whose state file then went
+	others := n.othersLeak(t)
+	if n.pass(); !n.exists(orphan) {
+		t.Fatal("a pass of the same state file deleted a 10-second-old ENI")
+	}
+	lost := attachNode(t, n.sim, t.TempDir(), nil)
+	lost.r.Now = n.clock.Now
+	lost.pass()
+	if n.exists(orphan) {
+		t.Fatalf("the first pass of a new state file left the orphaned ENI %s", orphan)
+	}
+	for _, id := range others {
+		if !n.exists(id) {
+			t.Fatalf("the sweep deleted %s, which this node did not create", id)
+		}
+	}
+}
+
 // leak creates an ENI of this node's kind that was never attached, created
 // age ago by the test clock.
 func (n *node) leak(t *testing.T, age time.Duration) string {

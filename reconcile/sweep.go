@@ -31,9 +31,13 @@ func (p *pass) sweepLeaked(ctx context.Context) {
 	if !p.cfg.LeakSweep() || now.Sub(p.lastLeakSweep) < LeakSweepEvery {
 		return
 	}
+	age := leakAge
+	if p.lastLeakSweep.IsZero() {
+		age = orphanAge(p.rep.Time, now)
+	}
 	p.lastLeakSweep = now
 	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
-	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, leakAge, now)
+	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, age, now)
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "leaked-ENI sweep: "+err.Error())
 		return
@@ -50,4 +54,14 @@ func (p *pass) sweepLeaked(ctx context.Context) {
 		p.rep.Findings = append(p.rep.Findings, Finding{"leaked-eni", fmt.Sprintf("deleted leaked ENI %s (tagged for %s)",
 			e.ID, e.Tags[cloud.TagInstanceID])})
 	}
+}
+
+// orphanAge is the age a leaked ENI needs in a state file's first sweep
+// (a new node, or state lost and rebuilt): created before this pass began.
+// The intents of a lost file are gone, so nothing else would ever attach
+// or delete such an ENI, and no pass of this node is creating one now: we
+// hold the reconcile lock, under which every create runs. An ENI this pass
+// created itself is younger and left alone.
+func orphanAge(passStart, now time.Time) time.Duration {
+	return max(now.Sub(passStart), 0)
 }
