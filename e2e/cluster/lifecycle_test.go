@@ -89,9 +89,9 @@ func TestScaleFromZeroToCapacity(t *testing.T) {
 	// IP_COOLDOWN_PERIOD, and a pod placed meanwhile fails its ADD with
 	// code 11 until they are free (the kubelet retries it).
 	for _, nd := range tc.nodes {
-		eventually(t, nd.name+" with no address cooling", 2*time.Minute, func() (bool, string) {
-			c := nodePool(t, nd).count("cooling")
-			return c == 0, fmt.Sprint(c, " cooling")
+		eventually(t, nd.name+" with no pod address assigned or cooling", 3*time.Minute, func() (bool, string) {
+			st := nodePool(t, nd)
+			return st.Assignments == 0 && st.count("cooling") == 0, fmt.Sprint(st.Assignments, " assigned, ", st.count("cooling"), " cooling")
 		})
 	}
 	n := room(t)
@@ -301,7 +301,7 @@ func podNetns(t *testing.T, p pod) string {
 		}
 	}
 	out, err := n.exec("sh", "-c", fmt.Sprintf(
-		"for f in /run/netns/cni-*; do ip netns exec $(basename $f) ip -o -4 addr show 2>/dev/null | grep -q ' %s/' && echo $f; done",
+		"for f in /run/netns/cni-*; do ip netns exec $(basename $f) ip -o -4 addr show 2>/dev/null | grep -q ' %s/' && echo $f; done; true",
 		p.Status.PodIP))
 	path := strings.TrimSpace(string(out))
 	if err != nil || path == "" || strings.Contains(path, "\n") {
