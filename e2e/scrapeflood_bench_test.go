@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -186,6 +187,34 @@ func (lp *servingLoop) stats() procStats {
 	fds, _ := os.ReadDir(filepath.Join(dir, "fd"))
 	s.fds = len(fds)
 	return s
+}
+
+// metricsConns counts the loop's TCP connections on its metrics port
+// (sockets of its fds, in its namespace's /proc/net/tcp{,6}, not listening).
+func (lp *servingLoop) metricsConns() int {
+	pid := strconv.Itoa(lp.cmd.Process.Pid)
+	_, port, _ := net.SplitHostPort(lp.addr)
+	p, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X", p)
+	mine := map[string]bool{}
+	fds, _ := os.ReadDir(filepath.Join("/proc", pid, "fd"))
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc", pid, "fd", fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
+			mine[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"tcp", "tcp6"} {
+		b, _ := os.ReadFile(filepath.Join("/proc", pid, "net", table))
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local rem st ... inode (field 9); st 0A is LISTEN.
+			if len(f) > 9 && strings.HasSuffix(f[1], want) && f[3] != "0A" && mine[f[9]] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // statWatch keeps the highest fds and threads seen (RSS's peak is the
