@@ -43,8 +43,18 @@ func conformance(dir string) error {
 	if err != nil {
 		return err
 	}
-	img, err := ociimage.Image{Ref: agnhostRef, Files: map[string]ociimage.File{"agnhost": exe(agnhost)},
-		Entrypoint: []string{"/agnhost"}}.Archive()
+	files := map[string]ociimage.File{"agnhost": exe(agnhost)}
+	// The e2e framework execs /bin/sh (and nc, wget ...) in agnhost pods, as the
+	// release's image has them: a static busybox (Debian's busybox-static).
+	busybox, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
+	}
+	for _, applet := range []string{"sh", "nc", "wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+		files["bin/"+applet] = exe(busybox)
+	}
+	img, err := ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
+		Env: []string{"PATH=/bin:/"}}.Archive()
 	if err != nil {
 		return err
 	}
