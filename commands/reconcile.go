@@ -122,23 +122,11 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
 	if !dryRun {
-		unlock, held, err := st.LockReconcile(wait, c.Duration("timeout"))
-		if err != nil {
-			return nil, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
-		}
-		if !held && wait {
-			return nil, fmt.Errorf("another reconcile held %s for all of --timeout %s; this pass did not run",
-				st.ReconcileLockPath(), c.Duration("timeout"))
-		}
-		if !held {
-			fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
-			return nil, nil
+		unlock, run, err := holdLock(c, st, wait)
+		if err != nil || !run {
+			return nil, err
 		}
 		defer unlock()
-		if c.Bool("refill") && refillServed(st) {
-			slog.Info("refill already served by a pass that planned since it was claimed; lock released at once", "pid", os.Getpid())
-			return nil, nil
-		}
 	}
 	if dryRun {
 		runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
@@ -154,6 +142,30 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	collectGarbage(c, st)
 	writeMetricsAfterPass(c, st)
 	return rep, classifyRunError(ctx, err)
+}
+
+// holdLock takes the reconcile lock for a pass. run is false when no pass
+// is due: another reconcile holds the lock, or the refill this process was
+// started for has been served (the lock is then released at once).
+func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bool, err error) {
+	unlock, held, err := st.LockReconcile(wait, c.Duration("timeout"))
+	if err != nil {
+		return nil, false, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
+	}
+	if !held && wait {
+		return nil, false, fmt.Errorf("another reconcile held %s for all of --timeout %s; this pass did not run",
+			st.ReconcileLockPath(), c.Duration("timeout"))
+	}
+	if !held {
+		fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
+		return nil, false, nil
+	}
+	if c.Bool("refill") && refillServed(st) {
+		slog.Info("refill already served by a pass that planned since it was claimed; lock released at once", "pid", os.Getpid())
+		unlock()
+		return nil, false, nil
+	}
+	return unlock, true, nil
 }
 
 // refillServed: no refill claim stands any more, so a pass planned after

@@ -41,17 +41,27 @@ func (v verbs) add(args *skel.CmdArgs) error {
 	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "profile", a.Profile, "pod", c.pod.Namespace+"/"+c.pod.Name)
 	defer c.maybeRefill()
 	if c.cfg.Delegate {
-		// The interface plugin wires the pod; the routing policy that keeps a
-		// VPC address on its own ENI is ours.
-		for _, ip := range podIPs(a) {
-			if err := c.host.SetPodRules(ip, c.podWiring(a).TableFor(ip)); err != nil {
-				c.clearRules(a)
-				c.giveBack(a)
-				return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", ip, err), "")
-			}
-		}
-		return c.print(ipamResult(c.cfg, a, c.subnet))
+		return c.addRules(a)
 	}
+	return c.wire(a)
+}
+
+// addRules is ADD as an IPAM delegate: the interface plugin wires the pod;
+// the routing policy that keeps a VPC address on its own ENI is ours.
+func (c *call) addRules(a store.Assignment) error {
+	for _, ip := range podIPs(a) {
+		if err := c.host.SetPodRules(ip, c.podWiring(a).TableFor(ip)); err != nil {
+			c.clearRules(a)
+			c.giveBack(a)
+			return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", ip, err), "")
+		}
+	}
+	return c.print(ipamResult(c.cfg, a, c.subnet))
+}
+
+// wire is ADD as the interface plugin: the pod's wiring, taking another
+// address while the kernel says a running pod holds this one.
+func (c *call) wire(a store.Assignment) error {
 	wired, err := c.host.SetupPod(c.podWiring(a))
 	for try := 0; errors.Is(err, netns.ErrAddressInUse) && try < maxInUseRetries; try++ {
 		// The store handed out an address a running pod holds (state lost

@@ -66,13 +66,7 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
 		s.NoPrefixes = ss.snap.NoPrefixesUntil.Format(time.RFC3339)
 	}
-	pods := map[string]string{}
-	for _, p := range s.Pods {
-		pods[store.AssignmentKey(p.ContainerID, p.IfName)] = p.Pod
-	}
-	for _, e := range ss.snap.ENIs {
-		s.ENIs = append(s.ENIs, eniStatus(e, pods, cfg.Pool.Cooldown, now))
-	}
+	s.ENIs = s.enis(ss.snap, cfg.Pool.Cooldown, now)
 	s.NotOurs = notOursStatus(ss.snap, ss.node.Limits, cfg.Pool)
 	s.Excess = excessStatus(plan, cfg.Pool.ReleaseDelay)
 	s.Shortfall = shortfallStatus(plan, ss.snap, s.ENIs, now)
@@ -169,4 +163,17 @@ func (s *PoolStatus) growth(ss storedState, plan pool.Plan, cfg settings.Effecti
 	if s.NoProvisioning = reconcile.NoProvisioning(cfg); s.NoProvisioning == "" {
 		s.Pending = append(s.Pending, plan.Actions...)
 	}
+}
+
+// enis is each ENI's status, its addresses named by the pods that hold them.
+func (s *PoolStatus) enis(snap pool.Snapshot, cooldown time.Duration, now time.Time) []ENIStatus {
+	pods := map[string]string{}
+	for _, p := range s.Pods {
+		pods[store.AssignmentKey(p.ContainerID, p.IfName)] = p.Pod
+	}
+	out := []ENIStatus{}
+	for _, e := range snap.ENIs {
+		out = append(out, eniStatus(e, pods, cooldown, now))
+	}
+	return out
 }
