@@ -121,6 +121,9 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	st := s.st
 	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
 	defer cancel()
+	if c.Bool("refill") {
+		gatherBurst(ctx, st)
+	}
 	if !dryRun {
 		unlock, run, err := holdLock(c, st, wait)
 		if err != nil || !run {
@@ -166,6 +169,22 @@ func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bo
 		return nil, false, nil
 	}
 	return unlock, true, nil
+}
+
+// gatherBurst holds the detached refill back, the lock not taken, while the
+// burst that started it goes on (store.RefillQuiet, store.RefillGather).
+func gatherBurst(ctx context.Context, st *store.Store) {
+	for {
+		var wait time.Duration
+		if err := st.View(func(tx *store.Tx) error { wait = tx.RefillWait(time.Now()); return nil }); err != nil || wait <= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 }
 
 // refillServed: no refill claim stands any more, so a pass planned after

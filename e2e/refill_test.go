@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +140,45 @@ func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
 	})
 	w.waitFor("the waiting background pass to create the second ENI", func() bool { return w.attachedENIs() == 2 })
 	waitBackgroundPasses(t, logFile)
+}
+
+// A burst of ADDs with the lock free is refilled by one pass and one
+// AssignPrivateIpAddresses: the pass the first low ADD starts gathers the
+// burst before it plans (store.RefillQuiet), where it used to plan at once
+// and leave the rest of the burst to the next passes.
+func TestBurstIsRefilledByOnePassAndOneAssign(t *testing.T) {
+	const burst = 6
+	w := newWorld(t, worldOpts{instanceType: "c5.4xlarge", env: []string{"WARM_IP_TARGET=" + fmt.Sprint(burst), "IP_COOLDOWN_PERIOD=0"}})
+	conf := mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true}))
+	pods := make([]*pod, burst)
+	for i := range pods {
+		pods[i] = w.newPod(fmt.Sprintf("burst-%d", i))
+	}
+	w.sim.ResetCounters()
+	var wg sync.WaitGroup
+	runs := make([]run, burst)
+	for i, p := range pods { // at once, as kubelet starts a ReplicaSet's pods
+		wg.Go(func() { runs[i] = w.cni("ADD", p, conf) })
+	}
+	wg.Wait()
+	for _, r := range runs {
+		resultOf(t, r)
+	}
+	logFile := filepath.Join(w.stateDir, "plugin.log")
+	w.waitFor("the pool back at its target", func() bool {
+		var full bool
+		w.view(func(tx *store.Tx) (err error) {
+			full, err = tx.AvailableAtLeast(burst, time.Now(), 0)
+			return err
+		})
+		return full
+	})
+	waitBackgroundPasses(t, logFile)
+	log, _ := os.ReadFile(logFile)
+	if n := len(startedRe.FindAll(log, -1)); n != 1 {
+		t.Errorf("a burst of %d ADDs started %d background passes, want 1:\n%s", burst, n, log)
+	}
+	if n := w.sim.Counters()["AssignPrivateIpAddresses"]; n != 1 {
+		t.Errorf("the burst was refilled with %d AssignPrivateIpAddresses, want 1", n)
+	}
 }

@@ -204,3 +204,41 @@ func TestRefillClaimCoalescesUntilAPassPlans(t *testing.T) {
 		t.Fatal("a claim whose pass never planned did not lapse after RefillClaimTTL")
 	}
 }
+
+func TestRefillWaitsForTheBurstToGoQuiet(t *testing.T) {
+	s := newStore(t)
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	lowAdd := func(at time.Time) {
+		t.Helper()
+		update(t, s, func(tx *Tx) (err error) { _, err = tx.claimRefill(at); return err })
+	}
+	wait := func(at time.Time) (w time.Duration) {
+		t.Helper()
+		update(t, s, func(tx *Tx) error { w = tx.RefillWait(at); return nil })
+		return w
+	}
+	if w := wait(t0); w != 0 {
+		t.Fatalf("no claim stands, yet the refill would wait %v", w)
+	}
+	lowAdd(t0)
+	if w := wait(t0); w != RefillQuiet {
+		t.Fatalf("right after the claim: wait %v, want the quiet time %v", w, RefillQuiet)
+	}
+	lowAdd(t0.Add(50 * time.Millisecond))
+	if w := wait(t0.Add(60 * time.Millisecond)); w != RefillQuiet-10*time.Millisecond {
+		t.Fatalf("10ms after the burst's last low ADD: wait %v, want %v", w, RefillQuiet-10*time.Millisecond)
+	}
+	if w := wait(t0.Add(50*time.Millisecond + RefillQuiet)); w != 0 {
+		t.Fatalf("after %v of quiet: wait %v, want 0", RefillQuiet, w)
+	}
+	for at := t0; at.Before(t0.Add(2 * RefillGather)); at = at.Add(RefillQuiet / 2) {
+		lowAdd(at) // a burst that never goes quiet
+	}
+	if w := wait(t0.Add(RefillGather)); w != 0 {
+		t.Fatalf("a burst that never goes quiet held the refill past RefillGather: wait %v", w)
+	}
+	update(t, s, func(tx *Tx) error { return tx.ClearRefillClaim() })
+	if w := wait(t0.Add(RefillGather)); w != 0 {
+		t.Fatalf("a pass planned (claim cleared), yet the refill would wait %v", w)
+	}
+}
