@@ -50,8 +50,15 @@ func conformance(dir string) error {
 	if err != nil {
 		return fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
-	for _, applet := range []string{"sh", "nc", "wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+	for _, applet := range []string{"sh", "wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
 		files["bin/"+applet] = exe(busybox)
+	}
+	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
+	// (node-to-pod checks), Debian's, with the libraries they load.
+	for name, path := range map[string]string{"bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
+		if err := addDynamic(files, name, path); err != nil {
+			return fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
+		}
 	}
 	img, err := ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
@@ -94,4 +101,44 @@ func importIntoNodes(dir, tarPath string) error {
 		}
 	}
 	return s.Err()
+}
+
+// addDynamic puts the program at path into files as name, with the shared
+// libraries and loader ldd says it loads, at their paths.
+func addDynamic(files map[string]ociimage.File, name, path string) error {
+	prog, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	files[name] = exe(prog)
+	out, err := exec.Command("ldd", path).Output()
+	if err != nil {
+		return fmt.Errorf("ldd %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		lib := libraryOf(line)
+		if lib == "" {
+			continue
+		}
+		data, err := os.ReadFile(lib) // a symlink's target's bytes, at the link's path
+		if err != nil {
+			return err
+		}
+		files[strings.TrimPrefix(lib, "/")] = exe(data)
+	}
+	return nil
+}
+
+// libraryOf is the absolute path in one line of ldd's output, if any:
+// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or the loader's
+// "/lib64/ld-linux-x86-64.so.2 (0x...)".
+func libraryOf(line string) string {
+	if _, after, ok := strings.Cut(line, "=> "); ok {
+		line = after
+	}
+	fields := strings.Fields(line)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], "/") {
+		return ""
+	}
+	return fields[0]
 }
