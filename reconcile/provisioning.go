@@ -118,6 +118,10 @@ func (g refusingReader) Subnet(context.Context, string) (cloud.Subnet, error) {
 	return cloud.Subnet{}, refusal(g.why, "DescribeSubnets")
 }
 
+func (g refusingReader) TaggedGroups(context.Context, string, string, []string) ([]cloud.SecurityGroup, error) {
+	return nil, refusal(g.why, "DescribeSecurityGroups")
+}
+
 // refusingWriter answers every EC2 mutation with a refusal. It embeds
 // nothing, so a mutation added to EC2Writer does not compile until it is
 // answered here: the gate fails closed.
