@@ -21,10 +21,14 @@ type ClassRules struct {
 	// A profile whose groups are given by tag is here only when this pass
 	// resolved them: its ENIs' drift is judged only then.
 	ProfileGroups map[string][]string
+	// IMDSProfiles: the pool of ENIs new to the store as IMDS's groups
+	// tell it (IMDS-only mode, imdsprofiles.go), by ENI ID.
+	IMDSProfiles map[string]imdsProfile
 }
 
 func (p *pass) classRules() ClassRules {
-	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[string][]string{}}
+	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[string][]string{},
+		IMDSProfiles: p.imdsPools}
 	for _, prof := range p.cfg.Profiles {
 		if !prof.GroupsByTag() {
 			r.ProfileGroups[prof.Name] = cmpGroups(prof.SecurityGroups, p.node.SecurityGroups)
@@ -62,8 +66,11 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 		if e.Primary() {
 			e.Profile = "" // the node's own ENI is the default pool's, whatever its tags
 		}
+		if strings.HasPrefix(e.GroupsDrift, ProfileUnknown) {
+			e.GroupsDrift = "" // its tag tells its pool: settled
+		}
 	}
-	found := groupsDrift(e, t, r)
+	found := append(poolFromIMDS(e, old, t, r, isNew), groupsDrift(e, t, r)...)
 	if !e.Facts.Known && e.Card == 0 {
 		return found
 	}

@@ -186,5 +186,7 @@ func (p *pass) observeIMDSOnly(ctx context.Context) ([]cloud.ENIInfo, error) {
 		return nil, fmt.Errorf("reading the node's ENIs from IMDS (%s=true: EC2 is never asked): %w", settings.IMDSOnlyMode, err)
 	}
 	p.rep.Observed = FromIMDS
-	return imdsTruth(view), nil
+	truth := imdsTruth(view)
+	p.imdsPools = p.imdsProfiles(ctx, truth)
+	return truth, nil
 }

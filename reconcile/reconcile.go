@@ -124,8 +124,9 @@ type pass struct {
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 
-	resync    bool                // the pass reads EC2 as its safety net (or first read): tag changes are looked for
-	groupSets map[string]groupSet // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
+	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
+	groupSets map[string]groupSet    // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
+	imdsPools map[string]imdsProfile // IMDS-only: the pools of ENIs new to the store, by their groups (imdsprofiles.go)
 }
 
 // inputs are the layers under the store's overrides.
