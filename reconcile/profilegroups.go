@@ -138,6 +138,10 @@ func needsGroups(steps []step) bool {
 // is not asked. A profile that cannot be resolved keeps its ENIs' judgement,
 // with a finding.
 func (p *pass) resolveForDrift(ctx context.Context, truth []cloud.ENIInfo) {
+	byTag := slices.ContainsFunc(p.cfg.Profiles, settings.Profile.GroupsByTag)
+	if !byTag || !slices.ContainsFunc(truth, func(t cloud.ENIInfo) bool { return t.Described }) {
+		return // no profile by tag, or an IMDS view: nothing to judge, no read
+	}
 	snap, err := p.storedSnapshot()
 	if err != nil {
 		return // the merge's transaction reports it
