@@ -2,9 +2,12 @@ package cloud
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // ENIGroups reads the security group IDs of the ENI with this MAC from IMDS:
@@ -29,4 +32,40 @@ func (c *Client) SetENIGroups(ctx context.Context, eniID string, groups []string
 		})
 	})
 	return err
+}
+
+// SecurityGroup is what DescribeSecurityGroups says about one group.
+type SecurityGroup struct {
+	ID, Name, VPCID string
+	Tags            map[string]string
+}
+
+// TaggedGroups lists the security groups of the VPC that carry the tag key
+// with one of values (DescribeSecurityGroups filtered by vpc-id and
+// tag:<key>, paged by hand as describeENIs is), sorted by ID. An empty list
+// is not an error.
+func (c *Client) TaggedGroups(ctx context.Context, vpcID, key string, values []string) ([]SecurityGroup, error) {
+	const action = "DescribeSecurityGroups"
+	filters := []types.Filter{filter("vpc-id", vpcID), filter("tag:"+key, values...)}
+	var out []SecurityGroup
+	var token *string
+	for {
+		page, err := call(ctx, c, action, func(h ec2Handle) (*ec2.DescribeSecurityGroupsOutput, error) {
+			return h.client().DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{
+				Filters: filters, MaxResults: aws.Int32(c.opts.PageSize), NextToken: token,
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range page.SecurityGroups {
+			out = append(out, SecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName),
+				VPCID: aws.ToString(g.VpcId), Tags: tagMap(g.Tags)})
+		}
+		if aws.ToString(page.NextToken) == "" || aws.ToString(page.NextToken) == aws.ToString(token) {
+			slices.SortFunc(out, func(a, b SecurityGroup) int { return strings.Compare(a.ID, b.ID) })
+			return out, nil
+		}
+		token = page.NextToken
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/status"
 )
 
@@ -15,8 +17,12 @@ func checkProfiles(s status.PoolStatus) Finding {
 	if len(s.Profiles) == 0 {
 		return Finding{"network profiles", true, "none configured"}
 	}
-	var drift, each []string
+	var drift, unknown, each []string
 	for _, e := range s.ENIs {
+		if strings.HasPrefix(e.GroupsDrift, reconcile.ProfileUnknown) {
+			unknown = append(unknown, e.ID+": "+strings.TrimPrefix(e.GroupsDrift, reconcile.ProfileUnknown))
+			continue
+		}
 		if e.GroupsDrift != "" {
 			drift = append(drift, fmt.Sprintf("%s of profile %s: %s", e.ID, e.Profile, e.GroupsDrift))
 		}
@@ -30,6 +36,11 @@ func checkProfiles(s status.PoolStatus) Finding {
 			state += fmt.Sprintf(" (full, %s: %s)", p.Full.Limit, p.Full.Message())
 		}
 		each = append(each, state)
+	}
+	if len(unknown) > 0 {
+		return Finding{"network profiles", false, "ENIs whose pool IMDS cannot tell, no new pods there: " +
+			strings.Join(unknown, "; ") + "; let one pass read EC2 (" + settings.IMDSOnlyMode + "=false) to read their " +
+			settings.ProfileTag + " tags, or give the profiles groups that tell them apart"}
 	}
 	if len(drift) > 0 {
 		return Finding{"network profiles", false, "security groups changed outside vpc-cni, no new pods there: " +

@@ -107,6 +107,11 @@ type ENI struct {
 	// are): it then gets no new pods (a reconcile pass sets it).
 	Profile     string
 	GroupsDrift string
+	// Groups: a profile ENI's security groups, sorted, as EC2 showed them
+	// when they were last checked against its profile's; a pass at rest
+	// compares IMDS's with them (a profile whose groups are given by tag
+	// cannot be checked without EC2).
+	Groups []string
 }
 
 // Primary reports whether this is the instance's primary ENI.

@@ -27,6 +27,7 @@ func (r *Runner) Adopt(ctx context.Context, restore func(tx *store.Tx) error) (*
 	if err != nil {
 		return rep, err
 	}
+	p.resolveForDrift(ctx, truth)
 	now := r.now()
 	err = p.update(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()

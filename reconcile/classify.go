@@ -18,16 +18,23 @@ type ClassRules struct {
 	ManageUntagged bool   // MANAGE_UNTAGGED_ENI
 	// ProfileGroups: the security groups each configured network profile's
 	// ENIs must have; an ENI of a profile with others drifted (no new pods).
+	// A profile whose groups are given by tag is here only when this pass
+	// resolved them: its ENIs' drift is judged only then.
 	ProfileGroups map[string][]string
+	// IMDSProfiles: the pool of ENIs new to the store as IMDS's groups
+	// tell it (IMDS-only mode, imdsprofiles.go), by ENI ID.
+	IMDSProfiles map[string]imdsProfile
 }
 
 func (p *pass) classRules() ClassRules {
-	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI}
+	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[string][]string{},
+		IMDSProfiles: p.imdsPools}
 	for _, prof := range p.cfg.Profiles {
-		if r.ProfileGroups == nil {
-			r.ProfileGroups = map[string][]string{}
+		if !prof.GroupsByTag() {
+			r.ProfileGroups[prof.Name] = cmpGroups(prof.SecurityGroups, p.node.SecurityGroups)
+		} else if gs, ok := p.groupSets[prof.Name]; ok && gs.err == nil {
+			r.ProfileGroups[prof.Name] = gs.groups
 		}
-		r.ProfileGroups[prof.Name] = cmpGroups(prof.SecurityGroups, p.node.SecurityGroups)
 	}
 	return r
 }
@@ -59,8 +66,11 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 		if e.Primary() {
 			e.Profile = "" // the node's own ENI is the default pool's, whatever its tags
 		}
+		if strings.HasPrefix(e.GroupsDrift, ProfileUnknown) {
+			e.GroupsDrift = "" // its tag tells its pool: settled
+		}
 	}
-	found := groupsDrift(e, t, r)
+	found := append(poolFromIMDS(e, old, t, r, isNew), groupsDrift(e, t, r)...)
 	if !e.Facts.Known && e.Card == 0 {
 		return found
 	}
@@ -87,15 +97,17 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 
 // groupsDrift judges, from EC2's answer, whether a profile ENI still has its
 // profile's security groups; an ENI that lost them gets no new pods until
-// they are back. It reports a change either way. IMDS views and ENIs of the
-// default pool or of a profile no longer configured are left as they are.
+// they are back. It reports a change either way, and records the groups it
+// judged. IMDS views, ENIs of the default pool or of a profile no longer
+// configured, and those of a profile by tag that this pass did not resolve,
+// are left as they are.
 func groupsDrift(e *pool.ENI, t cloud.ENIInfo, r ClassRules) []Finding {
 	want, ok := r.ProfileGroups[e.Profile]
 	if !t.Described || e.Profile == "" || !ok {
 		return nil
 	}
 	was := e.GroupsDrift
-	e.GroupsDrift = ""
+	e.GroupsDrift, e.Groups = "", sortedCopy(t.SecurityGroups)
 	if !sameGroups(t.SecurityGroups, want) {
 		e.GroupsDrift = fmt.Sprintf("its groups are %v, profile %s's are %v", sortedCopy(t.SecurityGroups), e.Profile, sortedCopy(want))
 	}

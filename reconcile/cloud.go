@@ -93,6 +93,10 @@ type EC2Reader interface {
 	// Subnet describes one subnet by ID (its CIDR and free count);
 	// KindNotFound when there is none.
 	Subnet(ctx context.Context, subnetID string) (cloud.Subnet, error)
+	// TaggedGroups lists the VPC's security groups carrying the tag key
+	// with one of values, with their tags, sorted by ID (one logical
+	// DescribeSecurityGroups, paginated); an empty list is not an error.
+	TaggedGroups(ctx context.Context, vpcID, key string, values []string) ([]cloud.SecurityGroup, error)
 }
 
 // EC2Writer is every call that changes EC2. The caller holds the reconcile

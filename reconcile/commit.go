@@ -100,8 +100,8 @@ func applyResult(tx *store.Tx, res result, now time.Time, r ClassRules) error {
 // behind the SDK's retries have made one, it is tagged and unattached, and
 // the leaked-ENI sweep deletes it.
 func settled(res result) bool {
-	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign {
-		return true // an assign that did happen is adopted by the next merge
+	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign || res.placeErr != nil {
+		return true // an assign that did happen is adopted by the next merge; a step not placed was never sent
 	}
 	k := cloud.Classify(res.Err)
 	return k.Refused() || k == cloud.KindThrottled && res.Kind == pool.CreateENI
@@ -130,6 +130,12 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 		}
 	}
 	for _, res := range results {
+		if res.Profile != "" && isGroupsError(res.Err) {
+			if err := p.groupsBackoff(tx, res, now); err != nil {
+				return err
+			}
+			continue
+		}
 		if res.Profile != "" && res.Err != nil && cloud.Classify(res.Err) == cloud.KindSubnetFull {
 			if err := p.profileBackoff(tx, res, now); err != nil {
 				return err
@@ -160,6 +166,9 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 func createdENI(res result, now time.Time, r ClassRules) pool.ENI {
 	e := eniFrom(*res.Created, res.Place.CIDR, now, r)
 	e.Profile = res.Place.Profile
+	if e.Profile != "" {
+		e.Groups = sortedCopy(res.Created.SecurityGroups) // what the at-rest check compares IMDS with
+	}
 	return e
 }
 

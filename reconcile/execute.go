@@ -34,6 +34,8 @@ func (p *pass) execute(ctx context.Context, steps []step, truth []cloud.ENIInfo)
 		switch {
 		case s.placeErr != nil:
 			res.Err = s.placeErr
+		case s.Kind == pool.CreateENI && s.Place.byTag: // never an ENI with EC2's default group
+			res.Err = fmt.Errorf("profile %s: its security groups by tag were not resolved", s.Place.Profile)
 		case s.Kind == pool.CreateENI:
 			res.Created, res.Err = p.createENI(ctx, s)
 		case s.Kind == pool.Assign:

@@ -44,6 +44,7 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.resync = slices.Contains([]string{readEveryPass, readFirst, readUnclassified, readSafetyNet}, why)
 	if why == "" && p.cfg.IMDSOnly {
 		return p.observeIMDSOnly(ctx)
 	}
@@ -67,6 +68,15 @@ func (p *pass) observe(ctx context.Context) ([]cloud.ENIInfo, error) {
 	return truth, err
 }
 
+// Why a pass reads EC2 whatever IMDS shows: these reads also look for what
+// IMDS never shows (a security group tagged since, resolveForDrift).
+const (
+	readEveryPass    = "every pass (" + settings.EC2ResyncInterval + "=0)"
+	readFirst        = "first read"
+	readUnclassified = "ENIs not yet classified"
+	readSafetyNet    = "safety-net interval"
+)
+
 // ec2Reason says why this pass must read EC2, or "" and the IMDS view (as
 // the merge takes it) when IMDS agrees with the store.
 // storedView reads what ec2Reason compares IMDS with, in one transaction.
@@ -89,27 +99,27 @@ func (p *pass) ec2Reason(ctx context.Context) (string, []cloud.ENIInfo, error) {
 		return "", nil, nil // observe reads IMDS, whatever it shows
 	}
 	if p.cfg.EC2Resync <= 0 {
-		return "every pass (" + settings.EC2ResyncInterval + "=0)", nil, nil
+		return readEveryPass, nil, nil
 	}
 	if len(p.orphans) > 0 {
 		return "intents pending", nil, nil
 	}
 	meta, snap, v6, err := p.storedView()
 	if errors.Is(err, store.ErrNotInitialized) {
-		return "first read", nil, nil
+		return readFirst, nil, nil
 	}
 	if err != nil {
 		return "", nil, err
 	}
 	switch {
 	case meta.LastEC2Describe.IsZero():
-		return "first read", nil, nil
+		return readFirst, nil, nil
 	case meta.ConfirmNeeded:
 		return "confirming this node's changes", nil, nil
 	case slices.ContainsFunc(snap.ENIs, func(e pool.ENI) bool { return !e.Facts.Known }):
-		return "ENIs not yet classified", nil, nil
+		return readUnclassified, nil, nil
 	case !p.now().Before(ResyncDue(p.node.InstanceID, meta.LastEC2Describe, p.cfg.EC2Resync)):
-		return "safety-net interval", nil, nil
+		return readSafetyNet, nil, nil
 	}
 	view, err := p.readIMDS(ctx)
 	if err != nil {

@@ -29,6 +29,9 @@ type placement struct {
 	Profile    string
 	subnets    []string
 	subnetTags map[string]string
+	// byTag: the profile's groups are given by tag; place resolves them
+	// into Groups before the create call (profilegroups.go).
+	byTag bool
 }
 
 // home is where new ENIs go before any EC2 call: the zone's custom
@@ -72,19 +75,28 @@ func cmpGroups(configured, primary []string) []string {
 // one DescribeSubnets for the pass, the eligible subnet with the most free
 // addresses for each ENI (less what earlier ENIs of the pass take), and one
 // transaction that writes the choices into the intents before any create.
-// A step with no subnet to go to fails with a subnet-full error.
+// A step with no subnet to go to fails with a subnet-full error. The groups
+// of a profile given by tag are resolved here too; a step whose groups
+// cannot be fails with why.
 func (p *pass) place(ctx context.Context, steps []step) error {
-	if !slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.CreateENI && s.Place.discover }) {
+	discover := slices.ContainsFunc(steps, func(s step) bool { return s.Kind == pool.CreateENI && s.Place.discover })
+	if !discover && !needsGroups(steps) {
 		return nil
 	}
-	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
-	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
-	if err != nil {
-		return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", p.node.VPCID, p.node.AZ, err)
+	var subnets []cloud.Subnet
+	if discover {
+		p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
+		var err error
+		if subnets, err = p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ); err != nil {
+			return fmt.Errorf("subnet discovery: listing the subnets of %s in %s: %w", p.node.VPCID, p.node.AZ, err)
+		}
 	}
 	for i := range steps {
 		s := &steps[i]
-		if s.Kind != pool.CreateENI || !s.Place.discover {
+		if s.Kind != pool.CreateENI {
+			continue
+		}
+		if p.placeGroups(ctx, s); s.placeErr != nil || !s.Place.discover {
 			continue
 		}
 		need := addressesOf(s.Action)

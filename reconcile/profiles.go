@@ -34,7 +34,10 @@ func (p *pass) homes() (map[string]placement, error) {
 
 func (p *pass) profileHome(prof settings.Profile) placement {
 	h := placement{SubnetID: p.node.SubnetID, CIDR: p.node.SubnetCIDR, Groups: p.node.SecurityGroups, Profile: prof.Name}
-	if len(prof.SecurityGroups) > 0 {
+	switch {
+	case prof.GroupsByTag():
+		h.Groups, h.byTag = nil, true // never the primary's: place resolves them
+	case len(prof.SecurityGroups) > 0:
 		h.Groups = prof.SecurityGroups
 	}
 	if len(prof.Subnets) > 0 || len(prof.SubnetTags) > 0 {
@@ -122,19 +125,31 @@ func profileTags(tags map[string]string, profile string) map[string]string {
 // as IMDS shows them (one read an ENI, no EC2 call) against what the store
 // says of them: an ENI whose groups left its profile's, or came back, sends
 // the pass to EC2, whose answer the merge judges (groupsDrift).
+//
+// A profile whose groups are given by tag cannot be judged without EC2: its
+// ENI's groups are compared with those recorded when it was last judged,
+// and a change of the profile's groups in the configuration sends the pass
+// to EC2 too.
 func (p *pass) profileGroupsChanged(ctx context.Context, snap pool.Snapshot) string {
 	want := p.classRules().ProfileGroups
 	for _, e := range snap.ENIs {
-		groups, ok := want[e.Profile]
-		if e.Profile == "" || !ok || e.MAC == "" {
+		prof, configured := p.cfg.Profile(e.Profile)
+		if e.Profile == "" || !configured || e.MAC == "" {
 			continue
+		}
+		if prof.GroupsByTag() && p.groupsConfigChanged(prof.Name) {
+			return fmt.Sprintf("profile %s's security groups changed in the configuration", prof.Name)
 		}
 		have, err := p.Cloud.ENIGroups(ctx, e.MAC)
 		if err != nil {
 			p.log().Info("a profile ENI's security groups not read from IMDS", "eni", e.ID, "err", err)
 			continue
 		}
-		if drifted := !sameGroups(have, groups); drifted != (e.GroupsDrift != "") {
+		changed := !sameGroups(have, e.Groups)
+		if groups, ok := want[e.Profile]; ok {
+			changed = !sameGroups(have, groups) != (e.GroupsDrift != "")
+		}
+		if changed {
 			return fmt.Sprintf("IMDS shows other security groups on %s (profile %s)", e.ID, e.Profile)
 		}
 	}

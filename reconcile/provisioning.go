@@ -118,6 +118,10 @@ func (g refusingReader) Subnet(context.Context, string) (cloud.Subnet, error) {
 	return cloud.Subnet{}, refusal(g.why, "DescribeSubnets")
 }
 
+func (g refusingReader) TaggedGroups(context.Context, string, string, []string) ([]cloud.SecurityGroup, error) {
+	return nil, refusal(g.why, "DescribeSecurityGroups")
+}
+
 // refusingWriter answers every EC2 mutation with a refusal. It embeds
 // nothing, so a mutation added to EC2Writer does not compile until it is
 // answered here: the gate fails closed.
@@ -182,5 +186,7 @@ func (p *pass) observeIMDSOnly(ctx context.Context) ([]cloud.ENIInfo, error) {
 		return nil, fmt.Errorf("reading the node's ENIs from IMDS (%s=true: EC2 is never asked): %w", settings.IMDSOnlyMode, err)
 	}
 	p.rep.Observed = FromIMDS
-	return imdsTruth(view), nil
+	truth := imdsTruth(view)
+	p.imdsPools = p.imdsProfiles(ctx, truth)
+	return truth, nil
 }

@@ -123,6 +123,10 @@ type pass struct {
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
+
+	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
+	groupSets map[string]groupSet    // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
+	imdsPools map[string]imdsProfile // IMDS-only: the pools of ENIs new to the store, by their groups (imdsprofiles.go)
 }
 
 // inputs are the layers under the store's overrides.
@@ -166,6 +170,7 @@ func (p *pass) run(ctx context.Context) error {
 	if err != nil {
 		return err // observe vets an EC2 answer before any repair or write
 	}
+	p.resolveForDrift(ctx, truth)
 	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)

@@ -49,9 +49,12 @@ const (
 // Profile is one network profile as the node resolves it.
 type Profile struct {
 	Name string `json:"name"`
-	// SecurityGroups: the group IDs its ENIs get; empty: the primary
+	// SecurityGroups: the group IDs its ENIs get, and GroupTags the tag
+	// selectors (every group of the node's VPC with that tag, resolved
+	// through EC2 by the pass that needs them); both empty: the primary
 	// ENI's (as the default pool's ENIs).
-	SecurityGroups []string `json:"securityGroups,omitempty"`
+	SecurityGroups []string      `json:"securityGroups,omitempty"`
+	GroupTags      []TagSelector `json:"groupTags,omitempty"`
 	// Subnets: the subnet IDs its ENIs go to, and SubnetTags the tag
 	// selectors (key=value, a subnet of the node's zone with that tag);
 	// both empty: the node's subnet.
@@ -64,6 +67,18 @@ type Profile struct {
 	// profile's own targets when it sets any, and Profile set.
 	Pool pool.Config `json:"-"`
 }
+
+// TagSelector picks the resources that carry the tag Key=Value.
+type TagSelector struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// String is the selector as the configuration writes it.
+func (t TagSelector) String() string { return tagPrefix + t.Key + "=" + t.Value }
+
+// GroupsByTag reports whether the profile's groups need EC2 to be known.
+func (p Profile) GroupsByTag() bool { return len(p.GroupTags) > 0 }
 
 // Profile returns the named profile of e.
 func (e Effective) Profile(name string) (Profile, bool) {
@@ -238,8 +253,14 @@ func splitList(text string) []string {
 func (r *resolver) profile(name string, node pool.Config) (Profile, error) {
 	p := Profile{Name: name, SNAT: SNATNode}
 	var err error
-	if p.SecurityGroups, err = r.profileList(name, ProfileSecurityGroups, parseGroup); err != nil {
+	var groups []string
+	if groups, err = r.profileList(name, ProfileSecurityGroups, parseGroup); err != nil {
 		return p, err
+	}
+	p.SecurityGroups, p.GroupTags = splitGroups(groups)
+	if len(p.SecurityGroups) > MaxProfileGroups {
+		text, v, _ := r.in.Lookup(ProfileKey(name, ProfileSecurityGroups))
+		return p, bad(v, text, fmt.Sprintf("%d security groups; an ENI has at most %d", len(p.SecurityGroups), MaxProfileGroups))
 	}
 	var subnets []string
 	if subnets, err = r.profileList(name, ProfileSubnets, parseSubnet); err != nil {
@@ -284,6 +305,7 @@ const MaxProfileGroups = 16
 const (
 	tagPrefix  = "tag:"
 	tagSubnets = "subnets of the node's zone tagged so"
+	tagGroups  = "security groups of the node's VPC tagged so"
 )
 
 // isID reports whether s is prefix then letters and digits (sg-..., subnet-...).
@@ -292,24 +314,45 @@ func isID(s, prefix string) bool {
 	return ok && onlyOf(strings.ToLower(rest), 'a', 'z', 'a')
 }
 
+// parseGroup accepts a security group ID or a tag selector tag:<key>=<value>.
 func parseGroup(s string) (string, error) {
 	if strings.HasPrefix(s, tagPrefix) {
-		return "", fmt.Errorf("%q: security groups are given by ID (sg-...); tag selectors are for subnets", s)
+		return parseSelector(s, tagGroups)
 	}
 	if !isID(s, "sg-") {
-		return "", fmt.Errorf("%q is not a security group ID (sg-...)", s)
+		return "", fmt.Errorf("%q is neither a security group ID (sg-...) nor a tag selector (tag:<key>=<value>)", s)
 	}
 	return s, nil
 }
 
+// parseSelector checks a tag selector tag:<key>=<value>: a key that is
+// not empty (EC2's tag:<key> filter), any value. what says what it picks.
+func parseSelector(s, what string) (string, error) {
+	k, _, found := strings.Cut(strings.TrimPrefix(s, tagPrefix), "=")
+	if !found || strings.TrimSpace(k) == "" {
+		return "", fmt.Errorf("%q: a tag selector is tag:<key>=<value> (%s)", s, what)
+	}
+	return s, nil
+}
+
+// splitGroups separates group IDs from tag selectors, in the order given.
+func splitGroups(items []string) (ids []string, tags []TagSelector) {
+	for _, s := range items {
+		sel, ok := strings.CutPrefix(s, tagPrefix)
+		if !ok {
+			ids = append(ids, s)
+			continue
+		}
+		k, v, _ := strings.Cut(sel, "=")
+		tags = append(tags, TagSelector{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return ids, tags
+}
+
 // parseSubnet accepts a subnet ID or a tag selector tag:<key>=<value>.
 func parseSubnet(s string) (string, error) {
-	if sel, ok := strings.CutPrefix(s, tagPrefix); ok {
-		k, _, found := strings.Cut(sel, "=")
-		if !found || strings.TrimSpace(k) == "" {
-			return "", fmt.Errorf("%q: a tag selector is tag:<key>=<value> (%s)", s, tagSubnets)
-		}
-		return s, nil
+	if strings.HasPrefix(s, tagPrefix) {
+		return parseSelector(s, tagSubnets)
 	}
 	if !isID(s, "subnet-") {
 		return "", fmt.Errorf("%q is neither a subnet ID (subnet-...) nor a tag selector (tag:<key>=<value>)", s)

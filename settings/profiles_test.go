@@ -100,8 +100,12 @@ func TestNoProfileLeavesTheDefaultPoolAsItWas(t *testing.T) {
 
 func TestABadProfileValueNamesTheKeyAndWhereItWasSet(t *testing.T) {
 	cases := []struct{ line, want string }{
-		{"PROFILE_GOLD_SECURITY_GROUPS=sg-1,web", `PROFILE_GOLD_SECURITY_GROUPS="sg-1,web" (file /etc/vpc-cni/config:1): "web" is not a security group ID`},
-		{"PROFILE_GOLD_SECURITY_GROUPS=tag:team=a", "tag selectors are for subnets"},
+		{"PROFILE_GOLD_SECURITY_GROUPS=sg-1,web", `PROFILE_GOLD_SECURITY_GROUPS="sg-1,web" (file /etc/vpc-cni/config:1): "web" is neither a security group ID (sg-...) nor a tag selector`},
+		{"PROFILE_GOLD_SECURITY_GROUPS=sg-1,tag:team", `PROFILE_GOLD_SECURITY_GROUPS="sg-1,tag:team" (file /etc/vpc-cni/config:1): "tag:team": a tag selector is tag:<key>=<value> (security groups of the node's VPC tagged so)`},
+		{"PROFILE_GOLD_SECURITY_GROUPS=tag:=payments", `"tag:=payments": a tag selector is tag:<key>=<value>`},
+		{"PROFILE_GOLD_SECURITY_GROUPS=team=payments", `"team=payments" is neither a security group ID (sg-...) nor a tag selector`},
+		{"PROFILE_GOLD_SECURITY_GROUPS=sg-1,sg-1,sg-2,sg-3,sg-4,sg-5,sg-6,sg-7,sg-8,sg-9,sg-a,sg-b,sg-c,sg-d,sg-e,sg-f,sg-10,sg-11",
+			"17 security groups; an ENI has at most 16"},
 		{"PROFILE_GOLD_SUBNETS=subnet-1,net-2", `"net-2" is neither a subnet ID`},
 		{"PROFILE_GOLD_SUBNETS=tag:tier", "tag:<key>=<value>"},
 		{"PROFILE_GOLD_SNAT=nat", `PROFILE_GOLD_SNAT="nat" (file /etc/vpc-cni/config:1): must be node or none`},
@@ -119,6 +123,28 @@ func TestABadProfileValueNamesTheKeyAndWhereItWasSet(t *testing.T) {
 	_, err := Resolve(Overrides{}, Inputs{Env: envOf(env), Names: func() []string { return sortedKeys(env) }})
 	if err == nil || !strings.Contains(err.Error(), "PROFILE_gold_SNAT") || !strings.Contains(err.Error(), "(env)") {
 		t.Errorf("a bad profile key in the environment: %v", err)
+	}
+}
+
+// Groups by tag: IDs and selectors side by side, in the order given; the
+// selectors are resolved by the pass that needs them, not here.
+func TestAProfilesGroupsMayBeTagSelectors(t *testing.T) {
+	f := fileOf(t, "PROFILE_PAY_SECURITY_GROUPS=sg-1, tag:team=payments,tag:env=,tag:team=payments\nPROFILE_WEB_SECURITY_GROUPS=tag:app=web\n")
+	e, err := Resolve(Overrides{}, Inputs{File: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay, _ := e.Profile("pay")
+	want := []TagSelector{{"team", "payments"}, {"env", ""}}
+	if !slices.Equal(pay.SecurityGroups, []string{"sg-1"}) || !slices.Equal(pay.GroupTags, want) || !pay.GroupsByTag() {
+		t.Fatalf("pay: groups %v, selectors %v", pay.SecurityGroups, pay.GroupTags)
+	}
+	if v := e.Value("PROFILE_PAY_SECURITY_GROUPS"); v.Value != "sg-1,tag:team=payments,tag:env=" {
+		t.Fatalf("shown as %+v", v)
+	}
+	web, _ := e.Profile("web")
+	if len(web.SecurityGroups) != 0 || !slices.Equal(web.GroupTags, []TagSelector{{"app", "web"}}) || web.GroupTags[0].String() != "tag:app=web" {
+		t.Fatalf("web: groups %v, selectors %v", web.SecurityGroups, web.GroupTags)
 	}
 }
 

@@ -221,6 +221,8 @@ func podAddresses(p PodStatus) string {
 // poolName is the pool an ENI serves, for the table.
 func poolName(e ENIStatus) string {
 	switch {
+	case strings.HasPrefix(e.GroupsDrift, reconcile.ProfileUnknown):
+		return "unknown (no new pods until EC2 is read)"
 	case e.GroupsDrift != "":
 		return e.Profile + " (groups drifted: no new pods)"
 	case e.Profile != "":

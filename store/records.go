@@ -29,17 +29,20 @@ type eniRecord struct {
 	// are not the profile's any more (both absent for the default pool).
 	Profile     string `json:"profile,omitempty"`
 	GroupsDrift string `json:"groupsDrift,omitempty"`
+	// Absent in older records: a profile ENI's groups as last checked
+	// (the first pass with EC2 records them).
+	Groups []string `json:"groups,omitempty"`
 }
 
 func eniRecordOf(e pool.ENI) eniRecord {
 	return eniRecord{e.ID, e.DeviceIndex, e.MAC, e.PrimaryIP, e.SubnetID, e.SubnetCIDR, e.Ready, e.CreatedAt,
-		e.Card, e.Class, e.Why, e.Facts, e.Profile, e.GroupsDrift}
+		e.Card, e.Class, e.Why, e.Facts, e.Profile, e.GroupsDrift, e.Groups}
 }
 
 func (r eniRecord) eni() pool.ENI {
 	return pool.ENI{ID: r.ID, DeviceIndex: r.DeviceIndex, MAC: r.MAC, PrimaryIP: r.PrimaryIP,
 		SubnetID: r.SubnetID, SubnetCIDR: r.SubnetCIDR, Ready: r.Ready, CreatedAt: r.CreatedAt,
-		Card: r.Card, Class: r.Class, Why: r.Why, Facts: r.Facts, Profile: r.Profile, GroupsDrift: r.GroupsDrift}
+		Card: r.Card, Class: r.Class, Why: r.Why, Facts: r.Facts, Profile: r.Profile, GroupsDrift: r.GroupsDrift, Groups: r.Groups}
 }
 
 type blockEntry struct {

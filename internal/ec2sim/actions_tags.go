@@ -46,7 +46,7 @@ func (s *Sim) deleteTags(f form) (response, *apiError) {
 }
 
 // tagTargets resolves ResourceId.N to the tag maps to change: ENIs, the
-// instance, the subnet and the VPC.
+// instance, the subnets, the VPC and its security groups.
 func (s *Sim) tagTargets(ids []string) ([]map[string]string, *apiError) {
 	if len(ids) == 0 {
 		return nil, newAPIError("MissingParameter", "The request must contain the parameter resourceIdSet")
@@ -60,7 +60,7 @@ func (s *Sim) tagTargets(ids []string) ([]map[string]string, *apiError) {
 				return nil, errENINotFound(id)
 			}
 			out = append(out, e.tags)
-		case id == s.cfg.InstanceID || s.poolOf(id) != nil || id == s.vpcID:
+		case id == s.cfg.InstanceID || s.poolOf(id) != nil || id == s.vpcID || s.groupOf(id) != nil:
 			if s.resTags[id] == nil {
 				s.resTags[id] = map[string]string{}
 			}

@@ -20,6 +20,7 @@ var actions = sync.OnceValue(func() map[string]actionFunc {
 		"DescribeInstanceTypes":           (*Sim).describeInstanceTypes,
 		"DescribeNetworkInterfaces":       (*Sim).describeNetworkInterfaces,
 		"DescribeSubnets":                 (*Sim).describeSubnets,
+		"DescribeSecurityGroups":          (*Sim).describeSecurityGroups,
 		"CreateNetworkInterface":          (*Sim).createNetworkInterface,
 		"AttachNetworkInterface":          (*Sim).attachNetworkInterface,
 		"DetachNetworkInterface":          (*Sim).detachNetworkInterface,

@@ -200,7 +200,11 @@ func (s *Sim) addENILeaves(leaves map[string]string, e *eniRec, now time.Time) {
 	set("vpc-ipv4-cidr-block", s.cfg.VPCCIDR.Masked().String())
 	set("vpc-ipv4-cidr-blocks", strings.Join(s.vpcCIDRs(), "\n"))
 	set("security-group-ids", strings.Join(e.groups, "\n"))
-	set("security-groups", strings.Join(e.groups, "\n"))
+	names := make([]string, 0, len(e.groups))
+	for _, g := range e.groups {
+		names = append(names, s.nameOfGroup(g))
+	}
+	set("security-groups", strings.Join(names, "\n"))
 	set("network-card", strconv.Itoa(e.attach.cardIndex))
 	set("network-card-index", strconv.Itoa(e.attach.cardIndex))
 	ips, prefixes := s.imdsAddrs(e, now)

@@ -17,7 +17,7 @@ func (s *Sim) eniXML(e *eniRec) niXML {
 		ni.PrivateIPAddress, ni.PrivateDNSName = e.primary.String(), s.dnsName(e.primary)
 	}
 	for _, g := range e.groups {
-		ni.Groups = append(ni.Groups, groupXML{GroupID: g, GroupName: groupName(g, s.sgID)})
+		ni.Groups = append(ni.Groups, groupXML{GroupID: g, GroupName: s.nameOfGroup(g)})
 	}
 	if a := e.attach; a != nil {
 		ni.Attachment = &niAttachXML{AttachmentID: a.id, InstanceID: a.instanceID, InstanceOwnerID: s.ownerID,
@@ -46,13 +46,6 @@ func (s *Sim) attachTime(a *attachment) time.Time {
 
 func (s *Sim) dnsName(a netip.Addr) string {
 	return "ip-" + strings.ReplaceAll(a.String(), ".", "-") + "." + s.cfg.Region + ".compute.internal"
-}
-
-func groupName(id, nodeSG string) string {
-	if id == nodeSG {
-		return "node"
-	}
-	return id
 }
 
 func tagsXML(tags map[string]string) []tagXML {

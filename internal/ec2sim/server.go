@@ -48,6 +48,7 @@ type Sim struct {
 
 	vpcID, subnetID, sgID string
 	vpcExtra              []netip.Prefix // secondary CIDRs (AssociateVPCCIDR)
+	groups                []*sgRec       // the VPC's security groups (groups.go), the default one first
 	subnets               []*subnetPool  // the node's subnet first, then AddSubnet's
 	ownerID, imageID      string
 	reservationID         string
