@@ -7,6 +7,7 @@
 // Helm chart's DaemonSet. Everything it makes is under --dir; `down` removes
 // it. See docs/development.md ("A cluster in a box").
 //
+//	vpc-cni-cluster build [--dir D]         (only build and cache every binary: CI bounds this step's time)
 //	vpc-cni-cluster up [--dir D] [--detach]
 //	vpc-cni-cluster down [--dir D]
 //	vpc-cni-cluster conformance [--dir D]   (upstream networking checks against a cluster that is up)
@@ -54,7 +55,7 @@ type cluster struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: vpc-cni-cluster up|down|conformance [--dir DIR] [--detach]")
+		fmt.Fprintln(os.Stderr, "usage: vpc-cni-cluster build|up|down|conformance [--dir DIR] [--detach]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -70,18 +71,34 @@ func main() {
 		} else {
 			err = up(*dir)
 		}
+	case "build":
+		err = buildOnly(*dir)
 	case "down":
 		err = down(*dir)
 	case "conformance":
 		err = conformance(*dir)
 	default:
-		fmt.Fprintf(os.Stderr, "vpc-cni-cluster: unknown command %q (up, down or conformance)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "vpc-cni-cluster: unknown command %q (build, up, down or conformance)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vpc-cni-cluster:", err)
 		os.Exit(1)
 	}
+}
+
+// buildOnly builds (or finds cached) every binary a cluster runs.
+func buildOnly(dir string) error {
+	repo, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if _, err := buildTools(repo, dir, os.Stderr, false); err != nil {
+		return err
+	}
+	fmt.Printf("built in %s (cached in ~/.cache/vpc-cni-e2e)\n", time.Since(t0).Round(time.Second))
+	return nil
 }
 
 // upDetached starts `up` in its own session with its output in DIR/up.log
