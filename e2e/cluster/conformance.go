@@ -29,9 +29,6 @@ const agnhostRef = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
 // each node of the cluster running in dir, and runs the checks.
 func conformance(dir string) error {
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil {
-		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
-	}
 	t0 := time.Now()
 	bin, err := gotool.BuildModule(kubeModule("kubernetes-e2e", nil, []string{"k8s.io/kubernetes/test/images/agnhost"},
 		[]string{"k8s.io/kubernetes/test/e2e"}), os.Stderr)
@@ -39,6 +36,9 @@ func conformance(dir string) error {
 		return err
 	}
 	fmt.Printf("%s e2e.test and agnhost built in %s\n", time.Now().Format("15:04:05"), time.Since(t0).Round(time.Second))
+	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil { // checked after the build: it can run ahead
+		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
+	}
 	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
 	if err != nil {
 		return err
