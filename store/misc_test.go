@@ -205,40 +205,58 @@ func TestRefillClaimCoalescesUntilAPassPlans(t *testing.T) {
 	}
 }
 
-func TestRefillWaitsForTheBurstToGoQuiet(t *testing.T) {
+func TestRefillPlansAtOnceAfterQuietAndGathersABurst(t *testing.T) {
 	s := newStore(t)
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	lowAdd := func(at time.Time) {
+	lowAdd := func(at time.Time) (claimed bool) {
 		t.Helper()
-		update(t, s, func(tx *Tx) (err error) { _, err = tx.claimRefill(at); return err })
+		update(t, s, func(tx *Tx) (err error) { claimed, err = tx.claimRefill(at); return err })
+		return claimed
 	}
 	wait := func(at time.Time) (w time.Duration) {
 		t.Helper()
 		update(t, s, func(tx *Tx) error { w = tx.RefillWait(at); return nil })
 		return w
 	}
+	planned := func() { update(t, s, func(tx *Tx) error { return tx.ClearRefillClaim() }) }
 	if w := wait(t0); w != 0 {
 		t.Fatalf("no claim stands, yet the refill would wait %v", w)
 	}
-	lowAdd(t0)
-	if w := wait(t0); w != RefillQuiet {
-		t.Fatalf("right after the claim: wait %v, want the quiet time %v", w, RefillQuiet)
+	if !lowAdd(t0) {
+		t.Fatal("the first low ADD did not claim the refill")
 	}
-	lowAdd(t0.Add(50 * time.Millisecond))
-	if w := wait(t0.Add(60 * time.Millisecond)); w != RefillQuiet-10*time.Millisecond {
+	if w := wait(t0); w != 0 {
+		t.Fatalf("a refill claimed after a quiet spell would wait %v, want 0 (plan at once)", w)
+	}
+	planned()
+	// The burst goes on: the next low ADD's claim gathers it.
+	at := t0.Add(50 * time.Millisecond)
+	if !lowAdd(at) {
+		t.Fatal("a low ADD after the pass planned did not claim the next refill")
+	}
+	if w := wait(at); w != RefillQuiet {
+		t.Fatalf("a refill claimed within a burst: wait %v, want the quiet time %v", w, RefillQuiet)
+	}
+	lowAdd(at.Add(50 * time.Millisecond))
+	if w := wait(at.Add(60 * time.Millisecond)); w != RefillQuiet-10*time.Millisecond {
 		t.Fatalf("10ms after the burst's last low ADD: wait %v, want %v", w, RefillQuiet-10*time.Millisecond)
 	}
-	if w := wait(t0.Add(50*time.Millisecond + RefillQuiet)); w != 0 {
+	if w := wait(at.Add(50*time.Millisecond + RefillQuiet)); w != 0 {
 		t.Fatalf("after %v of quiet: wait %v, want 0", RefillQuiet, w)
 	}
-	for at := t0; at.Before(t0.Add(2 * RefillGather)); at = at.Add(RefillQuiet / 2) {
-		lowAdd(at) // a burst that never goes quiet
+	for a := at; a.Before(at.Add(2 * RefillGather)); a = a.Add(RefillQuiet / 2) {
+		lowAdd(a) // a burst that never goes quiet
 	}
-	if w := wait(t0.Add(RefillGather)); w != 0 {
+	if w := wait(at.Add(RefillGather)); w != 0 {
 		t.Fatalf("a burst that never goes quiet held the refill past RefillGather: wait %v", w)
 	}
-	update(t, s, func(tx *Tx) error { return tx.ClearRefillClaim() })
-	if w := wait(t0.Add(RefillGather)); w != 0 {
+	planned()
+	if w := wait(at.Add(RefillGather)); w != 0 {
 		t.Fatalf("a pass planned (claim cleared), yet the refill would wait %v", w)
+	}
+	quiet := at.Add(2*RefillGather + RefillGather)
+	lowAdd(quiet)
+	if w := wait(quiet); w != 0 {
+		t.Fatalf("a refill claimed %v after the last low ADD would wait %v, want 0", RefillGather, w)
 	}
 }

@@ -11,35 +11,54 @@ import "time"
 // plans clears it sooner).
 var kRefillClaim = []byte("refill-claim")
 
-// kRefillLastLow is the time of the last ADD that left the pool low while a
-// claim stood: the detached pass gathers the burst until it goes quiet.
+// kRefillLastLow is the time of the last ADD that left the pool low.
 var kRefillLastLow = []byte("refill-last-low")
 
-// A detached refill plans once no ADD has left the pool low for RefillQuiet,
-// and at the latest RefillGather after its claim: a burst is then served by
-// one pass (one EC2 call per ENI) instead of one pass every few ADDs, and its
-// ADDs share neither the CPU nor the state file with passes while it lasts.
-// ADDs that find no free address meanwhile grow the pool inline, as before.
+// A refill claimed after a quiet spell plans at once: a lone pod's address is
+// back in the pool right away, and a pass that overshoots by the pods that
+// came meanwhile keeps churn from starting one pass per pod. A refill claimed
+// while ADDs keep leaving the pool low (within RefillGather of the last one:
+// a burst under way) gathers the rest of the burst: it plans once no ADD has
+// left the pool low for RefillQuiet, at the latest RefillGather after its
+// claim. A burst is then served by two passes (one EC2 call per ENI each)
+// instead of one every few ADDs, and its ADDs share neither the CPU nor the
+// state file with passes while it lasts. ADDs that find no free address
+// meanwhile grow the pool inline, as before.
 const (
-	RefillQuiet  = 100 * time.Millisecond
-	RefillGather = time.Second
+	RefillQuiet  = 250 * time.Millisecond
+	RefillGather = 2 * time.Second
 )
 
 // RefillClaimTTL bounds how long a claim stands without a pass planning:
 // the detached pass's --timeout, lock wait included.
 const RefillClaimTTL = 2 * time.Minute
 
+// A claim is its time, then gatherFlag when it was claimed in a burst.
+const gatherFlag = 'g'
+
 // claimRefill claims the refill at now unless a claim younger than
 // RefillClaimTTL stands; it reports whether the caller should start it.
 func (t *Tx) claimRefill(now time.Time) (bool, error) {
 	b := t.bucket(bState)
-	if v := b.Get(kRefillClaim); len(v) == 8 && now.Sub(readTime(v)) < RefillClaimTTL {
-		return false, b.Put(kRefillLastLow, appendTime(nil, now))
-	}
+	prev := b.Get(kRefillLastLow)
+	inBurst := len(prev) == 8 && now.Sub(readTime(prev)) < RefillGather
 	if err := b.Put(kRefillLastLow, appendTime(nil, now)); err != nil {
 		return false, err
 	}
-	return true, b.Put(kRefillClaim, appendTime(nil, now))
+	if _, ok := t.standingClaim(now); ok {
+		return false, nil
+	}
+	claim := appendTime(nil, now)
+	if inBurst {
+		claim = append(claim, gatherFlag)
+	}
+	return true, b.Put(kRefillClaim, claim)
+}
+
+// standingClaim is the claim younger than RefillClaimTTL, if any.
+func (t *Tx) standingClaim(now time.Time) (v []byte, ok bool) {
+	v = t.bucket(bState).Get(kRefillClaim)
+	return v, len(v) >= 8 && now.Sub(readTime(v[:8])) < RefillClaimTTL
 }
 
 // ClearRefillClaim is called by a pass in the transaction where it plans:
@@ -50,23 +69,22 @@ func (t *Tx) ClearRefillClaim() error { return t.bucket(bState).Delete(kRefillCl
 // RefillClaimTTL). A detached refill that finds none once it holds the
 // reconcile lock was served by a pass that planned after its ADD claimed.
 func (t *Tx) RefillClaimed(now time.Time) bool {
-	v := t.bucket(bState).Get(kRefillClaim)
-	return len(v) == 8 && now.Sub(readTime(v)) < RefillClaimTTL
+	_, ok := t.standingClaim(now)
+	return ok
 }
 
 // RefillWait is how long the detached refill should still wait before it
-// plans (zero: now, or no claim stands).
+// plans: zero when no claim stands or it was claimed after a quiet spell.
 func (t *Tx) RefillWait(now time.Time) time.Duration {
-	b := t.bucket(bState)
-	claim, last := b.Get(kRefillClaim), b.Get(kRefillLastLow)
-	if len(claim) != 8 || now.Sub(readTime(claim)) >= RefillClaimTTL {
+	claim, ok := t.standingClaim(now)
+	if !ok || len(claim) != 9 || claim[8] != gatherFlag {
 		return 0
 	}
-	lastLow := readTime(claim)
-	if len(last) == 8 {
+	lastLow := readTime(claim[:8])
+	if last := t.bucket(bState).Get(kRefillLastLow); len(last) == 8 {
 		lastLow = readTime(last)
 	}
-	return refillWait(readTime(claim), lastLow, now)
+	return refillWait(readTime(claim[:8]), lastLow, now)
 }
 
 // refillWait: until the burst has been quiet for RefillQuiet, at most until
