@@ -80,6 +80,10 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 	if err != nil {
 		return usage.Wrap(err)
 	}
+	cfg, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: r.Env, File: r.File, Names: r.Names}) // profiles: no override holds any
+	if err != nil {
+		return usage.Wrap(err)
+	}
 	wired, err := netns.DiscoverPodsWith(prefix)
 	if err != nil {
 		return fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
@@ -99,6 +103,9 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 		}
 	}
 	m, err := planMigration(pods, wired, enis, prefix)
+	if err == nil {
+		out.Findings = m.markProfiles(enis, cfg) // before anything is written: a dry run says the same
+	}
 	out.Pods = sortedPods(m.pods)
 	if err != nil {
 		return usage.Wrap(err)
@@ -198,7 +205,7 @@ func (out *Report) Rows(t *printers.Table) {
 	t.Row("FROM EC2", printers.Plural(out.ENIs, "attached ENI", "attached ENIs"), "", "", "")
 	t.Row("POD", "IP", "ENI", "ADOPTED", "NOTE")
 	for _, p := range out.Pods {
-		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, p.ENI, p.Adopted, p.Note)
+		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, eniColumn(p), p.Adopted, p.Note)
 	}
 	for _, f := range out.Findings {
 		t.Row("FINDING", f, "", "", "")
@@ -206,4 +213,12 @@ func (out *Report) Rows(t *printers.Table) {
 	for _, f := range out.Failed {
 		t.Row("FAILED", f, "", "", "")
 	}
+}
+
+// eniColumn is the pod's ENI, with its profile when it has one.
+func eniColumn(p Pod) string {
+	if p.Profile == "" {
+		return p.ENI
+	}
+	return p.ENI + " (profile " + p.Profile + ")"
 }

@@ -19,6 +19,7 @@ type Pod struct {
 	Key      string `json:"key"`
 	IP       string `json:"ip"`
 	ENI      string `json:"eni,omitempty"`
+	Profile  string `json:"profile,omitempty"` // the profile of its ENI: recorded as that profile's pod
 	HostVeth string `json:"hostVeth"`
 	Netns    string `json:"netns,omitempty"`
 	Pod      string `json:"pod,omitempty"`
