@@ -130,7 +130,9 @@ type migratedOut struct {
 	Pods    []struct {
 		Key     string `json:"key"`
 		Adopted bool   `json:"adopted"`
+		Profile string `json:"profile"`
 	} `json:"pods"`
+	Findings []string `json:"findings"`
 }
 
 func countAdopted(out migratedOut) int {

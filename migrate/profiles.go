@@ -82,7 +82,10 @@ func podFinding(p Pod, e profileENI, prof settings.Profile, configured bool) str
 		msg += fmt.Sprintf(" (%s=none: its traffic leaving the VPC now keeps its own address)",
 			settings.ProfileKey(e.profile, settings.ProfileSNAT))
 	}
-	return msg + fmt.Sprintf("; recreate it, annotated %s: %s or not at all, to give it the pool it should have",
+	if !configured || !prof.Allowed {
+		return msg + "; recreate it to give it an address of the default pool (this node does not serve the profile)"
+	}
+	return msg + fmt.Sprintf("; recreate it to give it the pool it should have (annotated %s: %s if it is that profile's)",
 		settings.ProfileAnnotation, e.profile)
 }
 

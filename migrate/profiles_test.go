@@ -48,6 +48,8 @@ func TestMarkProfilesNamesProfileENIsAndTheirPods(t *testing.T) {
 		"pod ns/g (c-g/eth0) holds 10.0.2.5 on ENI eni-2 of profile green",
 		"ENI eni-3 (device 3) carries vpc-cni.io/profile=red: it is profile red's, never the default pool's; this node does not configure that profile (no PROFILE_RED_* keys): it gets no new pods",
 		"pod ns/r (c-r/eth0) holds 10.0.3.5 on ENI eni-3 of profile red",
+		"recreate it to give it the pool it should have (annotated vpc-cni.io/profile: blue if it is that profile's)",
+		"recreate it to give it an address of the default pool (this node does not serve the profile)",
 	}
 	all := strings.Join(found, "\n")
 	for _, w := range want {
@@ -56,7 +58,7 @@ func TestMarkProfilesNamesProfileENIsAndTheirPods(t *testing.T) {
 		}
 	}
 	if len(found) != 6 || strings.Contains(all, "eni-0") || strings.Contains(all, "eni-4") || strings.Contains(all, "ns/gone") ||
-		strings.Count(all, "keeps its own address") != 1 {
+		strings.Count(all, "keeps its own address") != 1 || strings.Count(all, "of the default pool (this node") != 2 {
 		t.Errorf("findings:\n%s", all)
 	}
 	profiles := map[string]string{}
