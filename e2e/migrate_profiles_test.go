@@ -40,7 +40,7 @@ func TestMigrateLeavesProfileENIsToTheirProfiles(t *testing.T) {
 	}
 	checkpoint := refCheckpoint(t, awsnode.Version, pods...)
 	says := []string{
-		"ENI " + blue + " (device 1) carries vpc-cni.io/profile=blue: it is profile blue's, never the default pool's; it serves that profile's pods",
+		"ENI " + blue + " (device 1) carries vpc-cni.io/profile=blue: it is profile blue's, never the default pool's; it serves that profile's pods while its security groups are the profile's",
 		"ENI " + red + " (device 2) carries vpc-cni.io/profile=red: it is profile red's, never the default pool's; this node does not configure that profile (no PROFILE_RED_* keys): it gets no new pods",
 		"pod e2e/b-0 (" + b0.id + "/eth0) holds " + b0.ip.String() + " on ENI " + blue + " of profile blue, which aws-node gave it without any profile: it is recorded as profile blue's pod",
 		"pod e2e/r-0 (" + r0.id + "/eth0) holds " + r0.ip.String() + " on ENI " + red + " of profile red",

@@ -71,7 +71,7 @@ func eniFinding(e profileENI, prof settings.Profile, configured bool) string {
 		return head + fmt.Sprintf("; %s does not name that profile on this node: it gets no new pods, "+
 			"its free addresses go back to EC2 and its pods keep theirs until they are deleted", settings.Profiles)
 	}
-	return head + "; it serves that profile's pods"
+	return head + "; it serves that profile's pods while its security groups are the profile's"
 }
 
 func podFinding(p Pod, e profileENI, prof settings.Profile, configured bool) string {

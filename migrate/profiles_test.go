@@ -41,7 +41,7 @@ func TestMarkProfilesNamesProfileENIsAndTheirPods(t *testing.T) {
 	found := m.markProfiles(enis, cfg)
 
 	want := []string{
-		"ENI eni-1 (device 1) carries vpc-cni.io/profile=blue: it is profile blue's, never the default pool's; it serves that profile's pods",
+		"ENI eni-1 (device 1) carries vpc-cni.io/profile=blue: it is profile blue's, never the default pool's; it serves that profile's pods while its security groups are the profile's",
 		"pod ns/b (c-b/eth0) holds 10.0.1.5 on ENI eni-1 of profile blue, which aws-node gave it without any profile: it is recorded as profile blue's pod",
 		"PROFILE_BLUE_SNAT=none: its traffic leaving the VPC now keeps its own address",
 		"ENI eni-2 (device 2) carries vpc-cni.io/profile=green: it is profile green's, never the default pool's; PROFILES does not name that profile on this node: it gets no new pods",
