@@ -50,12 +50,13 @@ func conformance(dir string) error {
 	if err != nil {
 		return fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
-	for _, applet := range []string{"sh", "wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
 		files["bin/"+applet] = exe(busybox)
 	}
 	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
-	// (node-to-pod checks), Debian's, with the libraries they load.
-	for name, path := range map[string]string{"bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
+	// (node-to-pod checks), Debian's, with the libraries they load. The shell
+	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
+	for name, path := range map[string]string{"bin/sh": "/bin/dash", "bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
 		if err := addDynamic(files, name, path); err != nil {
 			return fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
 		}
