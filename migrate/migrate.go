@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"vpc-cni/cloud"
 	"vpc-cni/internal/awsnode"
 	"vpc-cni/internal/printers"
 	"vpc-cni/internal/usage"
@@ -88,19 +89,9 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 	if err != nil {
 		return fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
 	}
-	id, err := r.Cloud.Identity(ctx)
+	enis, err := out.readENIs(ctx, r)
 	if err != nil {
-		return fmt.Errorf("learning the node from IMDS: %w", err)
-	}
-	enis, err := r.Cloud.InstanceENIs(ctx, id.InstanceID)
-	out.Calls = append(out.Calls, "DescribeNetworkInterfaces")
-	if err != nil {
-		return fmt.Errorf("reading the node's ENIs from EC2: %w", err)
-	}
-	for _, e := range enis {
-		if e.Attached {
-			out.ENIs++
-		}
+		return err
 	}
 	m, err := planMigration(pods, wired, enis, prefix)
 	if err == nil {
@@ -122,6 +113,25 @@ func (out *Report) run(ctx context.Context, r *reconcile.Runner, pods []awsnode.
 		return nil
 	}
 	return out.adoptPods(ctx, r, m)
+}
+
+// readENIs reads the node's ENIs from EC2 and counts the attached ones.
+func (out *Report) readENIs(ctx context.Context, r *reconcile.Runner) ([]cloud.ENIInfo, error) {
+	id, err := r.Cloud.Identity(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("learning the node from IMDS: %w", err)
+	}
+	enis, err := r.Cloud.InstanceENIs(ctx, id.InstanceID)
+	out.Calls = append(out.Calls, "DescribeNetworkInterfaces")
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's ENIs from EC2: %w", err)
+	}
+	for _, e := range enis {
+		if e.Attached {
+			out.ENIs++
+		}
+	}
+	return enis, nil
 }
 
 func existingAssignments(st *store.Store) ([]store.Assignment, error) {

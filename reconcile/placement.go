@@ -120,6 +120,11 @@ func (p *pass) place(ctx context.Context, steps []step) error {
 			}
 		}
 	}
+	return p.recordCreates(steps)
+}
+
+// recordCreates records the intents of the creates that were placed.
+func (p *pass) recordCreates(steps []step) error {
 	return p.Store.Update(func(tx *store.Tx) error {
 		for _, s := range steps {
 			if s.Kind == pool.CreateENI && s.placeErr == nil {

@@ -39,30 +39,7 @@ func conformance(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil { // checked after the build: it can run ahead
 		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
 	}
-	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
-	if err != nil {
-		return err
-	}
-	files := map[string]ociimage.File{"agnhost": exe(agnhost)}
-	// The e2e framework execs /bin/sh (and nc, wget ...) in agnhost pods, as the
-	// release's image has them: a static busybox (Debian's busybox-static).
-	busybox, err := os.ReadFile("/bin/busybox")
-	if err != nil {
-		return fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
-	}
-	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
-		files["bin/"+applet] = exe(busybox)
-	}
-	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
-	// (node-to-pod checks), Debian's, with the libraries they load. The shell
-	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
-	for name, path := range map[string]string{"bin/sh": "/bin/dash", "bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
-		if err := addDynamic(files, name, path); err != nil {
-			return fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
-		}
-	}
-	img, err := ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
-		Env: []string{"PATH=/bin:/"}}.Archive()
+	img, err := agnhostImage(bin)
 	if err != nil {
 		return err
 	}
@@ -78,6 +55,35 @@ func conformance(dir string) error {
 		"--ginkgo.v", "--report-dir", filepath.Join(dir, "conformance"), "--prepull-images=false")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
+}
+
+// agnhostImage is agnhost (built in bin) as the release's image, with the
+// programs the e2e framework execs in it.
+func agnhostImage(bin string) ([]byte, error) {
+	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]ociimage.File{"agnhost": exe(agnhost)}
+	// The e2e framework execs /bin/sh (and nc, wget ...) in agnhost pods, as the
+	// release's image has them: a static busybox (Debian's busybox-static).
+	busybox, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return nil, fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
+	}
+	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+		files["bin/"+applet] = exe(busybox)
+	}
+	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
+	// (node-to-pod checks), Debian's, with the libraries they load. The shell
+	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
+	for name, path := range map[string]string{"bin/sh": "/bin/dash", "bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
+		if err := addDynamic(files, name, path); err != nil {
+			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
+		}
+	}
+	return ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
+		Env: []string{"PATH=/bin:/"}}.Archive()
 }
 
 // importIntoNodes imports an image archive into the containerd of every
