@@ -26,6 +26,9 @@ type HostState struct {
 	// Orphans are the Live veths without a host route whose namespace no
 	// path names (orphans): DELeted pods' pairs nothing will use again.
 	Orphans []string
+	// Sandboxes are whose the Veths are, as their aliases say (those with
+	// one): what a hold of a running pod's address names it by.
+	Sandboxes map[string]Sandbox
 }
 
 // RuleInfo is one pod rule: IP is the destination of a 512 rule and the
@@ -55,6 +58,12 @@ func ListHostWith(prefix string) (st HostState, err error) {
 		}
 		for _, l := range veths {
 			st.Veths = append(st.Veths, l.Attrs().Name)
+			if s, ok := SandboxOf(l.Attrs().Alias); ok {
+				if st.Sandboxes == nil {
+					st.Sandboxes = map[string]Sandbox{}
+				}
+				st.Sandboxes[l.Attrs().Name] = s
+			}
 			if l.Attrs().NetNsID >= 0 { // -1: no IFLA_LINK_NETNSID, the peer is here
 				st.Live = append(st.Live, l.Attrs().Name)
 			}

@@ -85,11 +85,11 @@ func (c *call) wire(a store.Assignment) error {
 const maxInUseRetries = 3
 
 // retakeInUse records the address the kernel routes to a running pod as
-// that pod's (rebuild.HoldInUse) and takes another for this one.
+// that pod's (reconcile.HoldInUse) and takes another for this one.
 func (c *call) retakeInUse(a store.Assignment, inUse error) (store.Assignment, error) {
 	var e *netns.InUseError
 	errors.As(inUse, &e)
-	err := c.store.Update(func(tx *store.Tx) error { return rebuild.HoldInUse(tx, a.Key, e, c.now()) })
+	err := c.store.Update(func(tx *store.Tx) error { return reconcile.HoldInUse(tx, a.Key, e, c.now()) })
 	if err != nil {
 		return a, storeErr("recording an address a running pod holds", err)
 	}

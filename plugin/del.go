@@ -149,7 +149,7 @@ func (c *call) lockForDel() func() {
 }
 
 // rebuiltAssignment is this sandbox's address as a rebuild kept it when no
-// CNI cache entry named the pod (rebuild.Restore, rebuild.HoldInUse: key
+// CNI cache entry named the pod (rebuild.Restore, reconcile.HoldInUse: key
 // "unknown-<host veth>"): the same host veth and the same namespace are the
 // same sandbox, so its DEL releases it instead of leaving it held.
 func (c *call) rebuiltAssignment(tx *store.Tx) (store.Assignment, bool, error) {

@@ -9,7 +9,7 @@ import (
 
 	"vpc-cni/netns"
 	"vpc-cni/pool"
-	"vpc-cni/rebuild"
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -140,7 +140,7 @@ func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
 	ip := n.add("other")
 	veth := netns.HostVethName("default", "c1")
 	n.update(func(tx *store.Tx) error {
-		return rebuild.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
+		return reconcile.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
 	})
 	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {

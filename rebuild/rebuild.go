@@ -161,38 +161,18 @@ func name(tx *store.Tx, a *store.Assignment, w netns.PodWiring, cache []CacheEnt
 	if hit, ok := MatchCache(cache, w); ok {
 		a.ContainerID, a.IfName, a.Network = hit.ContainerID, hit.IfName, hit.NetworkName
 		a.PodNamespace, a.PodName, a.PodUID = hit.arg("K8S_POD_NAMESPACE"), hit.arg("K8S_POD_NAME"), hit.arg("K8S_POD_UID")
-		if nameFree(tx, a) {
+		if reconcile.NameFree(tx, a) {
 			return ""
 		}
 	} else if s := w.Sandbox; s.ContainerID != "" {
 		a.ContainerID, a.IfName, a.Network = s.ContainerID, s.IfName, s.Network
-		if nameFree(tx, a) {
+		if reconcile.NameFree(tx, a) {
 			return "no CNI cache entry names it: named by its host veth"
 		}
 	}
 	a.PodNamespace, a.PodName, a.PodUID = "", "", ""
-	unknown(a, w.HostVeth)
+	reconcile.NameUnknown(a, w.HostVeth)
 	return "no CNI cache entry or host veth names it: container ID unknown, kept until its namespace goes"
-}
-
-// unknown names a pod the rebuild cannot name: no container ID, so the
-// runtime's DEL cannot find it (the plugin's DEL matches it by host veth
-// and namespace) and the runtime's GC must not release it; gc does when
-// its namespace goes.
-func unknown(a *store.Assignment, veth string) {
-	a.ContainerID, a.Network = "unknown-"+veth, rebuiltNetwork
-	if a.IfName == "" {
-		a.IfName = "eth0"
-	}
-	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
-}
-
-// nameFree sets a's key and reports whether the store holds no other
-// assignment under it (one holding the same addresses is a's own).
-func nameFree(tx *store.Tx, a *store.Assignment) bool {
-	a.Key = store.AssignmentKey(a.ContainerID, a.IfName)
-	cur, ok, err := tx.Assignment(a.Key)
-	return err == nil && (!ok || (cur.IP == a.IP && cur.IPv6 == a.IPv6))
 }
 
 // wiredIPs names the pod's VPC addresses as the kernel routes them, IPv4
@@ -208,11 +188,6 @@ func wiredIPs(w netns.PodWiring) string {
 	}
 	return ""
 }
-
-// rebuiltNetwork marks assignments whose network the rebuild could not
-// learn, so the plugin's GC (which releases its own network's assignments
-// the runtime does not list) leaves them alone.
-const rebuiltNetwork = "vpc-cni-rebuild-unknown"
 
 // moveAside renames the state file to state.db.damaged-<time>; a missing
 // file is nothing to move.
@@ -242,33 +217,3 @@ func (out *Report) Rows(t *printers.Table) {
 		t.Row("FAILED", f, "", "")
 	}
 }
-
-// HoldInUse records that in.IP, which the store gave key, is routed to the
-// running pod behind in.Veth: key gives it back and it is kept as that
-// pod's, under the sandbox the veth names (its DEL and the runtime's GC
-// find it) or else the name a rebuild gives a pod it cannot name, so
-// nothing hands it out again while the pod runs (gc releases it when its
-// namespace goes). An event says so.
-func HoldInUse(tx *store.Tx, key string, in *netns.InUseError, now time.Time) error {
-	if _, _, err := tx.Give(key, now); err != nil {
-		return err
-	}
-	a := store.Assignment{HostVeth: in.Veth, Netns: in.Netns}
-	if in.IP.Is4() {
-		a.IP = in.IP
-	} else {
-		a.IPv6 = in.IP
-	}
-	a.ContainerID, a.IfName, a.Network = in.Sandbox.ContainerID, in.Sandbox.IfName, in.Sandbox.Network
-	if a.ContainerID == "" || !nameFree(tx, &a) {
-		unknown(&a, in.Veth)
-	}
-	if _, err := tx.Restore(a, now); err != nil {
-		return err
-	}
-	return tx.AddEvent(store.Event{Time: now, Kind: EventAddressInUse, Message: fmt.Sprintf(
-		"%s was free in the state but routed to %s, a running pod's veth: kept as that pod's (%s)", in.IP, in.Veth, a.Key)})
-}
-
-// EventAddressInUse is the kind of HoldInUse's event. **contract** (vpcctl events)
-const EventAddressInUse = "address-in-use"

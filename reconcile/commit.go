@@ -100,8 +100,8 @@ func applyResult(tx *store.Tx, res result, now time.Time, r ClassRules) error {
 // behind the SDK's retries have made one, it is tagged and unattached, and
 // the leaked-ENI sweep deletes it.
 func settled(res result) bool {
-	if errors.Is(res.Err, errSkipped) || res.Kind == pool.Assign || res.placeErr != nil {
-		return true // an assign that did happen is adopted by the next merge; a step not placed was never sent
+	if errors.Is(res.Err, errSkipped) || errors.Is(res.Err, errVetoed) || res.Kind == pool.Assign || res.placeErr != nil {
+		return true // an assign that did happen is adopted by the next merge; a step not placed or vetoed was never sent
 	}
 	k := cloud.Classify(res.Err)
 	return k.Refused() || k == cloud.KindThrottled && res.Kind == pool.CreateENI

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -61,6 +62,10 @@ func (p *pass) execute(ctx context.Context, steps []step, truth []cloud.ENIInfo)
 
 var errSkipped = fmt.Errorf("skipped: an earlier call in this pass failed")
 
+// errVetoed: the kernel routes an address of the release to a running pod
+// (guard.go); no call was made.
+var errVetoed = errors.New("held for a running pod")
+
 // createENI creates the ENI with its addresses and tags in one call, attaches
 // it and sets delete-on-termination. A failed attach deletes the new ENI.
 func (p *pass) createENI(ctx context.Context, s step) (*cloud.ENIInfo, error) {
@@ -113,6 +118,9 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 	if !createdHere(info, p.node.InstanceID) {
 		return fmt.Errorf("refusing to detach or delete %s: EC2 does not show it as created by vpc-cni for %s (description %q, instance tag %q)",
 			eniID, p.node.InstanceID, info.Description, info.Tags[cloud.TagInstanceID])
+	}
+	if why := p.vetoed(info); why != "" { // before the teardown: the pod's traffic still uses its table
+		return fmt.Errorf("%w: not detaching or deleting %s: %s", errVetoed, eniID, why)
 	}
 	if p.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}

@@ -63,6 +63,7 @@ func (p *pass) ensureIPv6(ctx context.Context, truth []cloud.ENIInfo) error {
 	if err != nil {
 		return err
 	}
+	plan.Release = p.guardIPv6(eni.ID, plan.Release)
 	rep := &IPv6Report{Prefix: plan.Keep, Action: ipv6Action(rec, plan), Released: plan.Release}
 	p.rep.IPv6 = rep
 	if p.opts.DryRun {
@@ -194,6 +195,22 @@ func (p *pass) assignIPv6(ctx context.Context, eni cloud.ENIInfo) (netip.Prefix,
 		})
 	}
 	return pfx, fmt.Errorf("IPv6: assigning a /80 to %s: %w", eni.ID, err)
+}
+
+// guardIPv6 leaves out of the extra /80s to release those holding an
+// address the kernel routes to a running pod (guard.go), and holds it.
+func (p *pass) guardIPv6(eniID string, release []netip.Prefix) []netip.Prefix {
+	if len(release) == 0 {
+		return nil
+	}
+	kept, holds := p.guardBlocks(eniID, pool.Unassign, release)
+	p.holdFindings(holds)
+	if len(holds) > 0 && !p.opts.DryRun {
+		if err := p.Store.Update(func(tx *store.Tx) error { return p.recordHolds(tx, holds, p.now()) }); err != nil {
+			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("holding the IPv6 addresses of running pods: %v", err))
+		}
+	}
+	return kept
 }
 
 // releaseIPv6 returns extra /80s; a failure is reported and tried again by

@@ -28,8 +28,12 @@ func (p *pass) mergeAndPlan(ctx context.Context, truth []cloud.ENIInfo, growOnly
 	for {
 		// IMDS-only asks EC2 nothing: what IMDS lacks and pods hold stays.
 		steps, snap, err := p.mergeAndPlanOnce(truth, ev, asked == nil && !p.cfg.IMDSOnly, growOnly)
-		if !errors.Is(err, errNeedEvidence) {
+		if err != nil && !errors.Is(err, errNeedEvidence) {
 			return steps, err
+		}
+		if err == nil {
+			p.holdFindings(p.kernel.holds)
+			return steps, nil
 		}
 		asked = heldMissing(snap, truth, ev)
 		p.confirmGone(ctx, snap, asked, &ev)
@@ -82,12 +86,13 @@ func (p *pass) planPools(merged pool.Snapshot, now time.Time, waiting map[string
 	pools[0] = p.cfg.Pool // as the pass resolved it (checkPrefixCapable)
 	plans := pool.ComputePools(pool.Input{Limits: p.node.Limits, Snapshot: merged, Now: now}, pools, waiting)
 	var all []pool.Action
-	p.rep.Profiles = nil
+	p.rep.Profiles, p.kernel.holds = nil, nil
 	for i := range plans {
 		if growOnly {
 			plans[i].Actions = growActions(plans[i].Actions)
 		}
 		plans[i] = p.readOnlyPlan(plans[i])
+		plans[i].Actions = p.guardPlan(plans[i].Actions, merged)
 		all = append(all, plans[i].Actions...)
 		if i > 0 {
 			p.rep.Profiles = append(p.rep.Profiles, plans[i])
@@ -103,6 +108,9 @@ func (p *pass) planPools(merged pool.Snapshot, now time.Time, waiting map[string
 // caller's transaction.
 func (p *pass) writePlan(tx *store.Tx, snap, merged pool.Snapshot, findings []Finding, plans []pool.Plan, now time.Time) ([]step, error) {
 	if err := writeMerge(tx, snap, merged, findings, now); err != nil {
+		return nil, err
+	}
+	if err := p.recordKernelWord(tx, now); err != nil {
 		return nil, err
 	}
 	p.unready, p.ready = unready(merged.ENIs), readyHostSides(merged.ENIs)

@@ -25,7 +25,7 @@ import (
 // secondary ENIs and the node-level rules. KernelHost does it in the
 // process's network namespace; Runner.Host nil does none (new ENIs stay not
 // ready). A pass calls it with the store closed, holding the reconcile lock,
-// never in a dry run.
+// never in a dry run but for ListPods, a read.
 type Host interface {
 	// SetupENI sets up the node side of a secondary ENI, its link found by
 	// MAC: MTU, up, its primary IP, its route table (netns.RouteTable of the
@@ -52,8 +52,9 @@ type Host interface {
 	EnsureNodeRules(cfg hostnet.Config) (repaired []string, err error)
 	// ListPods reads the pods' wiring (host veths named with vethPrefix,
 	// their routes, which namespaces live): a pass on a fresh state file
-	// reads it before it creates one, and refuses (Lost) when pods run. A
-	// read; an error means it could not look.
+	// reads it before it creates one, and refuses (Lost) when pods run; a
+	// pass that may release reads it once first (guard.go). A read; an
+	// error means it could not look.
 	ListPods(vethPrefix string) (netns.HostState, error)
 }
 
@@ -127,6 +128,7 @@ type pass struct {
 	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
 	groupSets map[string]groupSet    // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
 	imdsPools map[string]imdsProfile // IMDS-only: the pools of ENIs new to the store, by their groups (imdsprofiles.go)
+	kernel    kernelWord             // the pods' routes, read once before any release (guard.go)
 }
 
 // inputs are the layers under the store's overrides.
@@ -171,6 +173,7 @@ func (p *pass) run(ctx context.Context) error {
 		return err // observe vets an EC2 answer before any repair or write
 	}
 	p.resolveForDrift(ctx, truth)
+	p.readRoutes()                              // before the first release: intents' repair
 	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)

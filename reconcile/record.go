@@ -99,7 +99,7 @@ func countEC2(tx *store.Tx, calls map[string]int, passErr error) error {
 // its own findings with the plan): what it did to EC2 then, kept as events
 // and counters like the merge's. (The IPv6 step writes its /80 events with
 // the pool's record.)
-var lateFindings = map[string]bool{"leaked-eni": true}
+var lateFindings = map[string]bool{"leaked-eni": true, "leaked-eni-kept": true}
 
 func (p *pass) recordLateFindings(tx *store.Tx) error {
 	for _, f := range p.rep.Findings {

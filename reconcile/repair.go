@@ -2,9 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"vpc-cni/cloud"
@@ -34,8 +36,11 @@ func (p *pass) repairIntents(ctx context.Context, truth []cloud.ENIInfo) []cloud
 		if p.now().Before(in.NextTry) {
 			continue // backed off after a failed repair
 		}
-		did, err := p.repair(ctx, in, truth)
+		in, did, err := p.repair(ctx, in, truth)
 		changed = changed || did
+		if errors.Is(err, errVetoed) {
+			continue // dropped by keepVetoed: the next plan decides again
+		}
 		if err != nil {
 			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("repairing %s intent %s: %v", in.Kind, in.ID, err))
 			if cloud.Classify(err).Refused() {
@@ -55,22 +60,79 @@ func (p *pass) repairIntents(ctx context.Context, truth []cloud.ENIInfo) []cloud
 	return truth
 }
 
-func (p *pass) repair(ctx context.Context, in store.Intent, truth []cloud.ENIInfo) (bool, error) {
+// repair returns the intent as it is to be finished: a release the
+// kernel vetoes (guard.go) loses the blocks it holds, which are kept.
+func (p *pass) repair(ctx context.Context, in store.Intent, truth []cloud.ENIInfo) (store.Intent, bool, error) {
 	switch in.Kind {
 	case pool.CreateENI:
-		return p.repairCreate(ctx, in, truth)
+		did, err := p.repairCreate(ctx, in, truth)
+		return in, did, err
 	case pool.Unassign:
-		info, ok := findENI(truth, in.ENIID)
-		still := stillHeld(info, in.Blocks)
-		if !ok || len(still) == 0 {
-			return false, nil
-		}
-		p.rep.Calls = append(p.rep.Calls, "UnassignPrivateIpAddresses")
-		return true, p.Cloud.UnassignAddresses(ctx, in.ENIID, still)
+		return p.repairUnassign(ctx, in, truth)
 	case pool.DeleteENI:
-		return true, p.deleteENI(ctx, in.ENIID, truth)
+		err := p.deleteENI(ctx, in.ENIID, truth)
+		if errors.Is(err, errVetoed) {
+			_, holds := p.guardBlocks(in.ENIID, pool.DeleteENI, in.Blocks)
+			p.keepVetoed(in, in.Blocks, holds, true)
+		}
+		return in, err == nil, err
 	}
-	return false, nil
+	return in, false, nil
+}
+
+// repairUnassign gives back what the intent still names and EC2 still
+// lists, less what the kernel routes to running pods.
+func (p *pass) repairUnassign(ctx context.Context, in store.Intent, truth []cloud.ENIInfo) (store.Intent, bool, error) {
+	if p.kernel.err != nil {
+		p.keepVetoed(in, in.Blocks, nil, true)
+		return in, false, errVetoed
+	}
+	info, ok := findENI(truth, in.ENIID)
+	still, holds := p.guardBlocks(in.ENIID, pool.Unassign, stillHeld(info, in.Blocks))
+	if len(holds) > 0 {
+		kept := heldBlocks(holds)
+		p.keepVetoed(in, kept, holds, false)
+		in.Blocks = slices.DeleteFunc(slices.Clone(in.Blocks), func(b netip.Prefix) bool { return slices.Contains(kept, b) })
+	}
+	if !ok || len(still) == 0 {
+		return in, false, nil
+	}
+	p.rep.Calls = append(p.rep.Calls, "UnassignPrivateIpAddresses")
+	return in, true, p.Cloud.UnassignAddresses(ctx, in.ENIID, still)
+}
+
+// keepVetoed keeps blocks a dead pass's intent would release that the
+// kernel routes to running pods (or all of them, the routes unread): their
+// releasing marks go, the addresses are held, and with drop the intent
+// goes too, so the next plan decides again with them in use.
+func (p *pass) keepVetoed(in store.Intent, blocks []netip.Prefix, holds []pool.Hold, drop bool) {
+	p.holdFindings(holds)
+	err := p.Store.Update(func(tx *store.Tx) error {
+		if len(blocks) > 0 {
+			if err := tx.MarkReleasing(in.ENIID, blocks, false); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		if drop {
+			if err := tx.DeleteIntent(in.ID); err != nil {
+				return err
+			}
+		}
+		return p.recordHolds(tx, holds, p.now())
+	})
+	if err != nil {
+		p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("keeping what intent %s would release: %v", in.ID, err))
+	}
+}
+
+func heldBlocks(holds []pool.Hold) []netip.Prefix {
+	var out []netip.Prefix
+	for _, h := range holds {
+		if !slices.Contains(out, h.Block) {
+			out = append(out, h.Block)
+		}
+	}
+	return out
 }
 
 // anyAge makes LeakedENIs list loose ENIs of every age.

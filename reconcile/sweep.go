@@ -46,6 +46,11 @@ func (p *pass) sweepLeaked(ctx context.Context) {
 		if i == leakBatch {
 			break
 		}
+		if why := p.vetoed(e); why != "" {
+			p.rep.Findings = append(p.rep.Findings, Finding{"leaked-eni-kept", fmt.Sprintf(
+				"not deleting the leaked ENI %s: %s", e.ID, why)})
+			continue
+		}
 		p.rep.Calls = append(p.rep.Calls, "DeleteNetworkInterface")
 		if err := p.Cloud.DeleteENI(ctx, e.ID); err != nil {
 			p.rep.Failed = append(p.rep.Failed, fmt.Sprintf("deleting leaked ENI %s: %v", e.ID, err))
