@@ -173,7 +173,8 @@ func (p *pass) run(ctx context.Context) error {
 		return err // observe vets an EC2 answer before any repair or write
 	}
 	p.resolveForDrift(ctx, truth)
-	p.readRoutes()                              // before the first release: intents' repair
+	// Before the first release (the intents' repair):
+	p.readRoutes()
 	if !p.opts.DryRun && p.cfg.Provisioning() { // repairs mutate; with provisioning off intents wait
 		truth = p.repairIntents(ctx, truth)
 		p.finishAttaches(ctx, truth)

@@ -76,6 +76,7 @@ func (s *Sim) ResetCounters() {
 	defer s.mu.Unlock()
 	clear(s.counters)
 	clear(s.eniCalls)
+	s.requests = nil
 }
 
 // Faults travel as JSON with durations as strings ("200ms"); numbers are
