@@ -95,3 +95,36 @@ func BenchmarkInUseGuard(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReleaseGuardRead times what a reconcile pass that may release
+// reads of the kernel first (reconcile/guard.go): one ListHostWith (links,
+// rules and routes dumped once) and its live pods' routes, on a node with
+// `pods` running pods.
+func BenchmarkReleaseGuardRead(b *testing.B) {
+	for _, pods := range []int{0, 30, 110} {
+		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
+			node := newNode(b)
+			base := netip.MustParseAddr("100.64.8.1")
+			for i := range pods {
+				_, p := newPod(b, fmt.Sprintf("live%d", i), base.String(), 3)
+				inNS(b, node, func() error { _, err := SetupPod(p); return err })
+				base = base.Next()
+			}
+			inNS(b, node, func() error {
+				b.ResetTimer()
+				for range b.N {
+					hs, err := ListHostWith(VethPrefix)
+					if err != nil {
+						return err
+					}
+					if got := len(hs.LivePods()); got != pods {
+						return fmt.Errorf("%d live pods' routes, want %d", got, pods)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/read")
+				return nil
+			})
+		})
+	}
+}
