@@ -20,7 +20,7 @@ func nodeRulesCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "status",
 			Usage: "show whether the rules match the configuration (read-only)",
-			Flags: []cli.Flag{stateDirFlag(), outputFlag("table")},
+			Flags: []cli.Flag{outputFlag("table")},
 			Action: func(c *cli.Context) error {
 				node, snap, err := learntPool(c)
 				if err != nil {
@@ -45,7 +45,7 @@ func nodeRulesCommand() *cli.Command {
 		}, {
 			Name:  "remove",
 			Usage: "delete the nftables table and the fwmark rule; stop the reconcile timer first, or the next pass puts them back",
-			Flags: []cli.Flag{stateDirFlag()},
+			Flags: nil,
 			Action: func(c *cli.Context) error {
 				st, err := openStore(c)
 				if err != nil {

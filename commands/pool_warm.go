@@ -37,7 +37,7 @@ var targetFlags = []struct {
 }
 
 func poolWarmCommand() *cli.Command {
-	flags := []cli.Flag{stateDirFlag()}
+	var flags []cli.Flag
 	for _, tf := range targetFlags {
 		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node"})
 	}

@@ -39,7 +39,6 @@ Examples:
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
    vpcctl reconcile --every 30s -o summary --metrics-listen 10.0.0.5:61678   # the DaemonSet's container (the node's primary address)`,
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
