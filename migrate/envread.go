@@ -80,11 +80,11 @@ const awsNodeContainer = "aws-node"
 func parseEnvLines(data []byte) ([]EnvVar, error) {
 	var out []EnvVar
 	seen := map[string]int{}
-	headers, inAWSNode, sawAWSNode := 0, true, false
+	headers, inAWSNode, sawAWSNode := false, true, false
 	for i, l := range strings.Split(string(data), "\n") {
 		t := strings.TrimSpace(l)
 		if m := containerHeader().FindStringSubmatch(t); m != nil {
-			headers++
+			headers = true
 			inAWSNode = m[1] == awsNodeContainer
 			sawAWSNode = sawAWSNode || inAWSNode
 			continue
@@ -100,8 +100,8 @@ func parseEnvLines(data []byte) ([]EnvVar, error) {
 			out = append(out, v)
 		}
 	}
-	if headers > 0 && !sawAWSNode {
-		return nil, fmt.Errorf("the listing names %d container(s), none of them %s (is it `kubectl -n kube-system set env ds/aws-node --list`?)", headers, awsNodeContainer)
+	if headers && !sawAWSNode {
+		return nil, fmt.Errorf("the listing has no container named %s (is it `kubectl -n kube-system set env ds/aws-node --list`?)", awsNodeContainer)
 	}
 	return out, nil
 }
