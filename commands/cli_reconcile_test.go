@@ -171,3 +171,11 @@ func TestRefillServedMeanwhileRunsNoPass(t *testing.T) {
 	}
 	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--log-summary").want(t, 1) // a pass: it fails
 }
+
+// A pass whose report has a FAILED line exits 1: here the emulator's new ENI
+// never gets a link, so its host setup fails (it exited 0).
+func TestAPassWithAFailedStepExits1(t *testing.T) {
+	_, env := newSim(t, "t3.small")
+	dir := t.TempDir()
+	vpc(t, with(env, "WARM_IP_TARGET=6"), "--state-dir", dir, "reconcile").want(t, 1, "FAILED", "host setup of eni-", "failed step")
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -143,6 +144,12 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	warnChanges(c, rep)
 	collectGarbage(c, st)
 	writeMetricsAfterPass(c, st)
+	if err == nil && rep != nil && len(rep.Failed) > 0 {
+		// The report's FAILED lines are the exit status too: a timer or a
+		// script sees the pass did not do all it planned.
+		return rep, fmt.Errorf("the pass ended with %s: %s", printers.Plural(len(rep.Failed), "failed step", "failed steps"),
+			strings.Join(rep.Failed, "; "))
+	}
 	return rep, classifyRunError(ctx, err)
 }
 
