@@ -152,3 +152,12 @@ func TestUndefinedFlagsCatchesAGlobalFlagAfterTheCommand(t *testing.T) {
 		t.Errorf("a synopsis: %s", bad)
 	}
 }
+
+// A target flag's absence leaves the target alone: its help must not say 0.
+func TestPoolWarmHelpSaysAnAbsentTargetIsUnchanged(t *testing.T) {
+	r := vpc(t, nil, "pool", "warm", "--help")
+	r.want(t, 0, "--ip-target value", "(default: unchanged)")
+	if strings.Contains(r.stdout, "(default: 0)") {
+		t.Errorf("pool warm --help says a target defaults to 0:\n%s", r.stdout)
+	}
+}
