@@ -19,6 +19,7 @@ import (
 
 	"vpc-cni/internal/nice"
 	"vpc-cni/internal/printers"
+	"vpc-cni/internal/usage"
 	"vpc-cni/status"
 )
 
@@ -126,6 +127,9 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	}
 	if !dryRun {
 		unlock, run, err := holdLock(c, st, wait)
+		if err != nil {
+			recordStopped(c, st, err)
+		}
 		if err != nil || !run {
 			return nil, err
 		}
@@ -141,6 +145,12 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		return rep, classifyRunError(ctx, err)
 	}
 	rep, err := passRecovering(ctx, c, st, s.in, reconcile.Options{})
+	if rep == nil && err != nil {
+		// Stopped before the pass began (a bad value): recorded like a
+		// failed pass, and gc, which reads the same value, is not run.
+		recordStopped(c, st, err)
+		return nil, classifyRunError(ctx, err)
+	}
 	warnChanges(c, rep)
 	collectGarbage(c, st)
 	writeMetricsAfterPass(c, st)
@@ -153,6 +163,17 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	return rep, classifyRunError(ctx, err)
 }
 
+// recordStopped leaves the trace of a pass that did not start; failing to
+// leave it is said, not fatal.
+func recordStopped(c *cli.Context, st *store.Store, err error) {
+	if usage.Is(err) {
+		err = reconcile.ConfigError{Err: err} // a bad value, wherever it was read
+	}
+	if rerr := reconcile.RecordStopped(st, err, time.Now()); rerr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: recording the stopped pass: %v\n", rerr)
+	}
+}
+
 // holdLock takes the reconcile lock for a pass. run is false when no pass
 // is due: another reconcile holds the lock, or the refill this process was
 // started for has been served (the lock is then released at once).
@@ -162,8 +183,8 @@ func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bo
 		return nil, false, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
 	}
 	if !held && wait {
-		return nil, false, fmt.Errorf("another reconcile held %s for all of --timeout %s; this pass did not run",
-			st.ReconcileLockPath(), c.Duration("timeout"))
+		return nil, false, fmt.Errorf("%w %s for all of --timeout %s; this pass did not run",
+			reconcile.ErrLockHeld, st.ReconcileLockPath(), c.Duration("timeout"))
 	}
 	if !held {
 		fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
