@@ -161,3 +161,33 @@ func TestPoolWarmHelpSaysAnAbsentTargetIsUnchanged(t *testing.T) {
 		t.Errorf("pool warm --help says a target defaults to 0:\n%s", r.stdout)
 	}
 }
+
+// docs/operating.md's command list is every command (it lacked max-pods).
+func TestOperatingPageListsEveryCommand(t *testing.T) {
+	page, err := os.ReadFile("../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(string(page), "this is every command")
+	list, _, _ = strings.Cut(list, "\n```\n\n")
+	app := newApp(io.Discard, io.Discard)
+	var leaves []string
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if len(c.Subcommands) > 0 {
+				walk(prefix+c.Name+" ", c.Subcommands)
+				continue
+			}
+			if !c.Hidden && c.Name != "help" {
+				leaves = append(leaves, prefix+c.Name)
+			}
+		}
+	}
+	walk("", app.Commands)
+	for _, name := range leaves {
+		if !strings.Contains(list, "vpcctl "+name) {
+			t.Errorf("docs/operating.md's command list lacks vpcctl %s", name)
+		}
+	}
+}
