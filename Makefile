@@ -1,8 +1,13 @@
 # vpc-cni: one static binary, the CNI plugin (as vpc-cni) and the admin CLI (as vpcctl).
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT)
+# One source for the version: the chart's appVersion, which is also the image's tag and the chart's default image.
+APP_VERSION := $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' deploy/helm/vpc-cni/Chart.yaml)
+VERSION  ?= $(APP_VERSION)
+COMMIT   ?= $(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
+# The commit's date, not the clock's, so two builds of one commit are the same bytes.
+BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/commands.buildCommit=$(COMMIT) \
+	-X vpc-cni/commands.buildDate=$(BUILD_DATE)
 BIN      := bin
 
 .PHONY: build image test cluster cluster-build conformance cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
@@ -27,7 +32,7 @@ build:
 # The DaemonSet's image as an OCI archive, with no container engine: push it with
 # `skopeo copy oci-archive:bin/vpc-cni-image.tar docker://$(IMAGE):$(IMAGE_TAG)` (docs/install.md).
 IMAGE     ?= vpc-cni
-IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' deploy/helm/vpc-cni/Chart.yaml)
+IMAGE_TAG ?= $(VERSION)
 image: build
 	$(GO) run ./deploy/image --binary $(BIN)/vpcctl --ref $(IMAGE):$(IMAGE_TAG) --out $(BIN)/vpc-cni-image.tar
 

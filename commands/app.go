@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,7 +39,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Suggest:              true,
 		HideVersion:          true,
 		Flags:                globalFlags(),
-		Before:               setupLogging,
 		Commands: []*cli.Command{
 			poolCommand(),
 			reconcileCommand(),
@@ -66,6 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	app.Metadata = map[string]any{}
 	markUsageErrors(app.Commands)
+	acceptGlobalFlags(app.Commands)
 	app.After = func(c *cli.Context) error {
 		if name, ok := c.App.Metadata["notFound"].(string); ok {
 			among, _ := c.App.Metadata["notFoundAmong"].([]*cli.Command)
@@ -111,10 +112,50 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// acceptGlobalFlags lets every command take the global flags after its name
+// too (vpcctl max-pods --config F), as kubectl and crictl do: each command
+// declares them again, without a default, unless it has its own; the
+// innermost one given wins (innermostFlag). Logging is set up once the
+// command's own flags are parsed.
+func acceptGlobalFlags(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		for _, g := range globalFlags() {
+			name := g.Names()[0]
+			if !hasFlag(cmd, name) {
+				cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: name, Usage: "the same as the global --" + name})
+			}
+		}
+		cmd.Before = chainBefore(setupLogging, cmd.Before)
+		acceptGlobalFlags(cmd.Subcommands)
+	}
+}
+
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
+}
+
+func chainBefore(first, then cli.BeforeFunc) cli.BeforeFunc {
+	if then == nil {
+		return first
+	}
+	return func(c *cli.Context) error {
+		if err := first(c); err != nil {
+			return err
+		}
+		return then(c)
+	}
+}
+
 func setupLogging(c *cli.Context) error {
+	name, _ := innermostFlag(c, "log-level")
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return usagef("--log-level %q: must be debug, info, warn or error", c.String("log-level"))
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return usagef("--log-level %q: must be debug, info, warn or error", name)
 	}
 	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
 	slog.SetDefault(slog.New(h))

@@ -24,6 +24,10 @@ func TestWaitThatNeverGetsTheLockExits1(t *testing.T) {
 	defer unlock()
 	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--timeout", "1s").want(t, 1, "did not run", "--timeout 1s")
 	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0, "another reconcile holds the lock")
+	// The pass that did not run is on record; the one that left the work to
+	// the holder is not a failure.
+	vpc(t, env, "--state-dir", dir, "events").want(t, 0, "reconcile-failed", "lock: another reconcile held the lock")
+	vpc(t, env, "--state-dir", dir, "metrics").want(t, 0, "vpc_cni_reconcile_failures_total 1")
 }
 
 // hungURL accepts connections and never answers.

@@ -113,6 +113,21 @@ func TestBadConfigExit2(t *testing.T) {
 	vpc(t, env, "--state-dir", dir, "frobnicate").want(t, 2, "frobnicate")
 }
 
+// A pass a bad value stops is on record like any failed pass (status,
+// doctor, events, metrics), and the error is said first and alone: gc,
+// which reads the same value, does not run and say it again.
+func TestAPassStoppedByABadValueIsRecorded(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	r := vpc(t, with(env, "WARM_IP_TARGET=abc"), "--state-dir", dir, "reconcile")
+	r.want(t, 2, "WARM_IP_TARGET")
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || strings.Contains(r.stderr, "gc") {
+		t.Errorf("stderr is not the one error:\n%s", r.stderr)
+	}
+	wantFailureTrace(t, env, dir, "config", "WARM_IP_TARGET")
+}
+
 // `pool warm` persists the target and reconciles at once.
 func TestPoolWarmReconcilesAtOnce(t *testing.T) {
 	sim, env := newSim(t, "m5.large") // 9 addresses per ENI: 5 fit on the primary
@@ -170,4 +185,12 @@ func TestRefillServedMeanwhileRunsNoPass(t *testing.T) {
 		t.Errorf("the served refill changed the state:\nbefore %s\nafter  %s", before, after)
 	}
 	vpc(t, env, "--state-dir", dir, "reconcile", "--wait", "--log-summary").want(t, 1) // a pass: it fails
+}
+
+// A pass whose report has a FAILED line exits 1: here the emulator's new ENI
+// never gets a link, so its host setup fails (it exited 0).
+func TestAPassWithAFailedStepExits1(t *testing.T) {
+	_, env := newSim(t, "t3.small")
+	dir := t.TempDir()
+	vpc(t, with(env, "WARM_IP_TARGET=6"), "--state-dir", dir, "reconcile").want(t, 1, "FAILED", "host setup of eni-", "failed step")
 }

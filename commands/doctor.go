@@ -24,7 +24,7 @@ each page header, every bucket and value, then bbolt's own check), up to the fir
 Examples:
    vpcctl doctor
    vpcctl doctor -o json`,
-		Flags: []cli.Flag{stateDirFlag(), outputFlag("table"),
+		Flags: []cli.Flag{outputFlag("table"),
 			&cli.StringFlag{Name: "kubelet-config", Value: maxpods.KubeletConfig, Usage: "the kubelet's --config `FILE`, to compare its maxPods with what the node holds"},
 			&cli.StringFlag{Name: "kubelet-config-dir", Value: maxpods.KubeletConfigDir, Usage: "the kubelet's --config-dir of drop-ins (read after --kubelet-config, in name order)"},
 		},

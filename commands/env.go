@@ -19,12 +19,6 @@ import (
 // envLookup reads the process environment (tests replace it).
 var envLookup settings.Lookup = os.LookupEnv
 
-// stateDirFlag lets --state-dir follow the command too (vpcctl pool status
-// --state-dir X), as kubectl users expect; the global flag is the default.
-func stateDirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "state-dir", Usage: "the same as the global --state-dir"}
-}
-
 // stateDir is the innermost --state-dir given, else the global one (or its
 // environment variable, or the default).
 func stateDir(c *cli.Context) string {
@@ -255,4 +249,11 @@ func vethPrefix(in settings.Inputs) (string, error) {
 		return "", asUsage(err)
 	}
 	return prefix, nil
+}
+
+// configPath is the configuration file named by the innermost --config, else
+// VPC_CNI_CONFIG, else the default.
+func configPath(c *cli.Context) string {
+	v, _ := innermostFlag(c, "config")
+	return v
 }

@@ -12,7 +12,6 @@ func eventsCommand() *cli.Command {
 		Name:  "events",
 		Usage: "show recent pool events (EC2 actions, adoptions, repairs, lost addresses) and counters",
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "how many of the newest events"},
 			outputFlag("table"),
 		},

@@ -24,7 +24,6 @@ Examples:
    vpcctl gc --dry-run
    vpcctl gc -o json`,
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be removed; remove nothing"},
 			outputFlag("table"),
 		},

@@ -50,7 +50,6 @@ Examples:
 // layoutFlags are the flags install and uninstall share.
 func layoutFlags() []cli.Flag {
 	return []cli.Flag{
-		stateDirFlag(),
 		&cli.StringFlag{Name: "root", Value: "/", Usage: "install into this directory tree (tests, a container with the host at /host); systemctl is then skipped"},
 		cniCacheDirFlag(), // a lost state is rebuilt with the runtime's names for its pods
 		&cli.StringFlag{Name: "cni-bin-dir", Value: install.DefaultCNIBinDir, Usage: "where the runtime looks for CNI plugins"},
@@ -87,7 +86,7 @@ Examples:
 // layout is where the layout flags put the files.
 func layout(c *cli.Context) install.Layout {
 	return install.Layout{Root: c.String("root"), CNIBin: c.String("cni-bin-dir"), CNIConf: c.String("cni-conf-dir"),
-		BinDir: c.String("bin-dir"), Config: c.String("config"), StateDir: stateDir(c), KubeletDropIn: c.String("kubelet-dropin")}
+		BinDir: c.String("bin-dir"), Config: configPath(c), StateDir: stateDir(c), KubeletDropIn: c.String("kubelet-dropin")}
 }
 
 // summarise ends a successful run with one line saying whether anything changed.

@@ -29,7 +29,6 @@ Examples:
    vpcctl max-pods --instance-type m5.large --config /etc/vpc-cni/config -o json
    vpcctl max-pods --write-kubelet-dropin /etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf`,
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			&cli.StringFlag{Name: "instance-type", Usage: "offline: this instance `TYPE` from the built-in table, not the node's state"},
 			&cli.StringFlag{Name: "write-kubelet-dropin", Usage: "also write the kubelet drop-in with maxPods to `FILE` (unchanged when it already says so)"},
 			outputFlag("table"),

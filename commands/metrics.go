@@ -24,7 +24,7 @@ func metricsCommand() *cli.Command {
 		Description: `Examples:
    vpcctl metrics
    vpcctl metrics --file /var/lib/node_exporter/textfile/vpc_cni.prom`,
-		Flags:  []cli.Flag{stateDirFlag(), &cli.StringFlag{Name: "file", Usage: "replace this file atomically instead of printing"}},
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "file", Usage: "replace this file atomically instead of printing"}},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			s, err := openSession(c, readOnly)

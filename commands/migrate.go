@@ -43,7 +43,6 @@ Examples:
    vpcctl migrate --from-aws-node
    vpcctl migrate --from-aws-node --checkpoint /host/var/run/aws-node/ipam.json -o json`,
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			configFlag(),
 			&cli.BoolFlag{Name: "from-aws-node", Usage: "migrate from amazon-vpc-cni-k8s (required: the only source)"},
 			&cli.StringFlag{Name: "checkpoint", Value: awsnode.DefaultPath, Usage: "the reference's IPAM checkpoint"},

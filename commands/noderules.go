@@ -20,7 +20,7 @@ func nodeRulesCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "status",
 			Usage: "show whether the rules match the configuration (read-only)",
-			Flags: []cli.Flag{stateDirFlag(), outputFlag("table")},
+			Flags: []cli.Flag{outputFlag("table")},
 			Action: func(c *cli.Context) error {
 				node, snap, err := learntPool(c)
 				if err != nil {
@@ -32,20 +32,20 @@ func nodeRulesCommand() *cli.Command {
 				}
 				s := status.NodeRules(node, snap, in)
 				if err := render(c, s, func(t *printers.Table) {
-					t.Row("IN PLACE", printers.YesNo(s.InPlace))
+					t.Row("STATE", s.State)
 					t.Row("DETAIL", s.Detail)
 				}); err != nil {
 					return err
 				}
-				if !s.InPlace {
-					return errors.New("node rules are not in place")
+				if s.Fault() {
+					return errors.New("node rules are " + s.State)
 				}
 				return nil
 			},
 		}, {
 			Name:  "remove",
 			Usage: "delete the nftables table and the fwmark rule; stop the reconcile timer first, or the next pass puts them back",
-			Flags: []cli.Flag{stateDirFlag()},
+			Flags: nil,
 			Action: func(c *cli.Context) error {
 				st, err := openStore(c)
 				if err != nil {
@@ -56,7 +56,17 @@ func nodeRulesCommand() *cli.Command {
 					return fmt.Errorf("taking the reconcile lock: %w", err)
 				}
 				defer unlock()
-				return hostnet.Remove()
+				if err := inNodeNamespace(st); err != nil {
+					return err
+				}
+				removed, err := hostnet.Remove()
+				for _, r := range removed {
+					fmt.Fprintln(c.App.Writer, "removed", r)
+				}
+				if err == nil && len(removed) == 0 {
+					fmt.Fprintln(c.App.Writer, "nothing to remove: no node-level rule of vpc-cni in this network namespace")
+				}
+				return err
 			},
 		}},
 	}
@@ -70,4 +80,21 @@ func learntPool(c *cli.Context) (store.Node, pool.Snapshot, error) {
 		return store.Node{}, pool.Snapshot{}, err
 	}
 	return status.LearntPool(st)
+}
+
+// inNodeNamespace refuses to run where no link has the learnt primary ENI's
+// MAC: rules removed in another namespace are not the node's.
+func inNodeNamespace(st *store.Store) error {
+	node, err := status.LearntNode(st)
+	if err != nil {
+		return err
+	}
+	link, err := hostnet.PrimaryLink(node.PrimaryMAC)
+	if err != nil {
+		return fmt.Errorf("looking for the primary ENI's link: %w", err)
+	}
+	if link == "" {
+		return fmt.Errorf("no link here has the primary ENI's MAC %s: this is not the node's network namespace, whose rules stay (run it in the node's namespace)", node.PrimaryMAC)
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ func poolStatusCommand() *cli.Command {
    vpcctl pool status
    vpcctl pool status -o wide     # every address
    vpcctl pool status -o json     # for scripts`,
-		Flags:  []cli.Flag{stateDirFlag(), outputFlag("table")},
+		Flags:  []cli.Flag{outputFlag("table")},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			s, err := start(c, readOnly)

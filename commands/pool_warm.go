@@ -37,9 +37,9 @@ var targetFlags = []struct {
 }
 
 func poolWarmCommand() *cli.Command {
-	flags := []cli.Flag{stateDirFlag()}
+	var flags []cli.Flag
 	for _, tf := range targetFlags {
-		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node"})
+		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node", DefaultText: "unchanged"})
 	}
 	flags = append(flags,
 		&cli.BoolFlag{Name: "reset", Usage: "drop every persisted override (the environment and defaults apply again)"},

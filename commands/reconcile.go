@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +19,7 @@ import (
 
 	"vpc-cni/internal/nice"
 	"vpc-cni/internal/printers"
+	"vpc-cni/internal/usage"
 	"vpc-cni/status"
 )
 
@@ -39,7 +41,6 @@ Examples:
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
    vpcctl reconcile --every 30s -o summary --metrics-listen 10.0.0.5:61678   # the DaemonSet's container (the node's primary address)`,
 		Flags: []cli.Flag{
-			stateDirFlag(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole pass"},
@@ -126,6 +127,9 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	}
 	if !dryRun {
 		unlock, run, err := holdLock(c, st, wait)
+		if err != nil {
+			recordStopped(c, st, err)
+		}
 		if err != nil || !run {
 			return nil, err
 		}
@@ -141,10 +145,33 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 		return rep, classifyRunError(ctx, err)
 	}
 	rep, err := passRecovering(ctx, c, st, s.in, reconcile.Options{})
+	if rep == nil && err != nil {
+		// Stopped before the pass began (a bad value): recorded like a
+		// failed pass, and gc, which reads the same value, is not run.
+		recordStopped(c, st, err)
+		return nil, classifyRunError(ctx, err)
+	}
 	warnChanges(c, rep)
 	collectGarbage(c, st)
 	writeMetricsAfterPass(c, st)
+	if err == nil && rep != nil && len(rep.Failed) > 0 {
+		// The report's FAILED lines are the exit status too: a timer or a
+		// script sees the pass did not do all it planned.
+		return rep, fmt.Errorf("the pass ended with %s: %s", printers.Plural(len(rep.Failed), "failed step", "failed steps"),
+			strings.Join(rep.Failed, "; "))
+	}
 	return rep, classifyRunError(ctx, err)
+}
+
+// recordStopped leaves the trace of a pass that did not start; failing to
+// leave it is said, not fatal.
+func recordStopped(c *cli.Context, st *store.Store, err error) {
+	if usage.Is(err) {
+		err = reconcile.ConfigError{Err: err} // a bad value, wherever it was read
+	}
+	if rerr := reconcile.RecordStopped(st, err, time.Now()); rerr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "vpcctl: recording the stopped pass: %v\n", rerr)
+	}
 }
 
 // holdLock takes the reconcile lock for a pass. run is false when no pass
@@ -156,8 +183,8 @@ func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bo
 		return nil, false, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
 	}
 	if !held && wait {
-		return nil, false, fmt.Errorf("another reconcile held %s for all of --timeout %s; this pass did not run",
-			st.ReconcileLockPath(), c.Duration("timeout"))
+		return nil, false, fmt.Errorf("%w %s for all of --timeout %s; this pass did not run",
+			reconcile.ErrLockHeld, st.ReconcileLockPath(), c.Duration("timeout"))
 	}
 	if !held {
 		fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")

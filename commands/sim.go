@@ -40,8 +40,8 @@ func simServeCommand() *cli.Command {
 		Description: `Prints the environment that points vpcctl (or any aws-sdk-go-v2 program) at it.
 
 The ENIs it attaches have a link on this machine only with --link-netns: without it, a pass
-sets up no ENI but the primary ("FAILED host setup ... no link with this MAC yet") and doctor
-reports them not ready. With it (root), run each vpcctl command in that namespace.
+sets up no ENI but the primary ("FAILED host setup ... no link with this MAC yet", exit 1) and
+doctor reports them not ready. With it (root), run each vpcctl command in that namespace.
 
 Examples:
    vpcctl sim serve --listen 127.0.0.1:8940 --instance-type t3.small --env-file /tmp/sim.env &
@@ -99,7 +99,7 @@ func simServe(c *cli.Context) error {
 // noLinksNote is what sim serve says without --link-netns, so a pass's
 // failed host setup is not taken for a fault of the node.
 const noLinksNote = "vpcctl sim: no --link-netns: the ENIs this emulator attaches have no link on this machine, so every pass " +
-	"reports \"FAILED host setup ... no link with this MAC yet\" for all but the primary ENI and doctor exits 1; " +
+	"that attaches one reports \"FAILED host setup ... no link with this MAC yet\" and exits 1, and so does doctor; " +
 	"for a whole node, start it with --link-netns /run/netns/NAME and run each vpcctl command under ip netns exec NAME"
 
 func simCallsCommand() *cli.Command {

@@ -32,7 +32,6 @@ Examples:
    vpcctl state rebuild
    vpcctl state rebuild --cni-cache-dir /var/lib/cni -o json`,
 			Flags: []cli.Flag{
-				stateDirFlag(),
 				cniCacheDirFlag(),
 				&cli.BoolFlag{Name: "force", Usage: "rebuild even if the state file is sound"},
 				&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "deadline for the whole rebuild"},

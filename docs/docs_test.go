@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -311,5 +312,34 @@ func TestLinksBetweenPagesResolve(t *testing.T) {
 				t.Errorf("%s links to %s, but %s has no heading #%s", page, m[1], file, anchor)
 			}
 		}
+	}
+}
+
+// The conflist the configuration page shows as shipped is the shipped one
+// (it lacked the pod-annotations capability that profiles depend on).
+func TestConfigurationPageShowsTheShippedConflist(t *testing.T) {
+	page, err := os.ReadFile("configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(page), conflistSection)
+	_, block, ok := strings.Cut(after, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatalf("no json block under %q", conflistSection)
+	}
+	shipped, err := os.ReadFile("../deploy/10-vpc-cni.conflist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown, want any
+	if err := json.Unmarshal([]byte(block), &shown); err != nil {
+		t.Fatalf("the page's conflist: %v", err)
+	}
+	if err := json.Unmarshal(shipped, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(shown, want) {
+		t.Errorf("configuration.md shows\n%s\nbut deploy/10-vpc-cni.conflist is\n%s", block, shipped)
 	}
 }

@@ -255,10 +255,19 @@ func checkGarbage(st *store.Store, in settings.Inputs) Finding {
 
 // Rows is the table form of the report.
 func (r Report) Rows(t *printers.Table) {
-	t.Row("CHECK", "OK", "DETAIL")
+	t.Row("CHECK", "RESULT", "DETAIL")
 	for _, f := range r {
-		t.Row(f.Check, printers.YesNo(f.OK), f.Detail)
+		t.Row(f.Check, result(f.OK), f.Detail)
 	}
+}
+
+// result is a finding's verdict: "ok", or "FAIL" for what needs the operator.
+// Not yes/no: a check named "pool full" that passed is not a full pool.
+func result(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAIL"
 }
 
 func checkNodeRules(s status.PoolStatus) Finding {
@@ -266,5 +275,5 @@ func checkNodeRules(s status.PoolStatus) Finding {
 	if r == nil {
 		return Finding{"node rules", false, "node not learnt"}
 	}
-	return Finding{"node rules", r.InPlace, r.Detail}
+	return Finding{"node rules", !r.Fault(), r.State + ": " + r.Detail}
 }

@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"net/netip"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/plugins/pkg/ns"
@@ -196,12 +198,47 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 		sees(t, v.client, v.primaryIP, nodePort, clientIP)
 	})
 	t.Run("removed on request", func(t *testing.T) {
-		if r := v.w.vpcctl(nil, "node-rules", "remove"); r.err != nil {
-			t.Fatalf("node-rules remove: %v\n%s", r.err, r.stderr)
+		r := v.w.vpcctl(nil, "node-rules", "remove")
+		if r.err != nil || !strings.Contains(string(r.stdout), "removed nftables table ip vpc-cni") {
+			t.Fatalf("node-rules remove: %v; it must name what it removed\n%s%s", r.err, r.stdout, r.stderr)
+		}
+		if r := v.w.vpcctl(nil, "node-rules", "remove"); r.err != nil || !strings.Contains(string(r.stdout), "nothing to remove") {
+			t.Fatalf("a second node-rules remove: %v; it must say nothing was there\n%s%s", r.err, r.stdout, r.stderr)
 		}
 		if got := v.ourChains(); len(got) != 0 {
 			t.Fatalf("chains left: %v", got)
 		}
 		unreachable(t, v.client, v.primaryIP, nodePort, "without the connmark the reply leaves by the pod's ENI and the VPC drops it")
 	})
+}
+
+// Where no link has the primary ENI's MAC, the rules are not this host's:
+// no status says they are in place, and remove refuses to touch the
+// namespace's rules.
+func TestNodeRulesNotManagedHereSaysSo(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	w.reconcile()
+	var s struct {
+		State   string `json:"state"`
+		InPlace bool   `json:"inPlace"`
+		Managed bool   `json:"managed"`
+	}
+	r := w.vpcctl(nil, "node-rules", "status", "-o", "json")
+	if err := json.Unmarshal(r.stdout, &s); err != nil || r.err != nil {
+		t.Fatalf("node-rules status: %v %v\n%s%s", r.err, err, r.stdout, r.stderr)
+	}
+	if s.State != "not managed here" || s.InPlace || s.Managed {
+		t.Errorf("node-rules status says %+v; want not managed here, not in place", s)
+	}
+	if r := w.vpcctl(nil, "pool", "status"); !strings.Contains(string(r.stdout), "not managed here") ||
+		regexp.MustCompile(`NODE RULES +yes`).Match(r.stdout) {
+		t.Errorf("pool status:\n%s", r.stdout)
+	}
+	r = w.vpcctl(nil, "node-rules", "remove")
+	if r.state.ExitCode() != 1 || !strings.Contains(string(r.stderr), "not the node's network namespace") {
+		t.Errorf("node-rules remove outside the node's namespace: exit %d\n%s%s", r.state.ExitCode(), r.stdout, r.stderr)
+	}
+	if r := w.vpcctl(nil, "doctor"); regexp.MustCompile(`pool full +yes`).Match(r.stdout) {
+		t.Errorf("doctor says the pool is full while it has room:\n%s", r.stdout)
+	}
 }

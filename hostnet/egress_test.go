@@ -326,7 +326,7 @@ func TestIPv6NodeSettingsAreSetAndKept(t *testing.T) {
 		if r := mustEnsure(t, cfg); len(r) != 2 {
 			t.Fatalf("Ensure after drift repaired %v; want forwarding and the rule", r)
 		}
-		if err := Remove(); err != nil {
+		if _, err := Remove(); err != nil {
 			t.Fatal(err)
 		}
 		if rules, err := fwmarkRulesOf(unix.AF_INET6); err != nil || len(rules) != 0 {

@@ -105,25 +105,46 @@ func ensureTable(c *nftables.Conn, family nftables.TableFamily, want *tableSpec)
 	return []string{"nftables table " + familyName(family) + " " + TableName}, nil
 }
 
-// Remove deletes our tables and fwmark rules. rp_filter and the sysctls
-// stay: another component may rely on them, and they are safe.
-func Remove() error {
+// Remove deletes the node-level rules (both nftables tables, the fwmark
+// rules, the external-service rules) and names what it removed; nothing
+// when none is there. rp_filter and the sysctls stay: another component may
+// rely on them, and they are safe.
+func Remove() (removed []string, err error) {
 	c, err := nftables.New()
 	if err != nil {
-		return fmt.Errorf("opening nftables: %w", err)
+		return nil, fmt.Errorf("opening nftables: %w", err)
 	}
 	for _, family := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
-		if err := replaceTable(c, family, nil); err != nil {
-			return err
+		exists, err := tableExists(c, family)
+		if err != nil {
+			return removed, err
 		}
+		if !exists {
+			continue
+		}
+		if err := replaceTable(c, family, nil); err != nil {
+			return removed, err
+		}
+		removed = append(removed, "nftables table "+familyName(family)+" "+TableName)
 	}
 	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
-		if _, err = syncFwmarkRule(family, false, 0); err != nil {
-			return err
+		changed, err := syncFwmarkRule(family, false, 0)
+		if err != nil {
+			return removed, err
+		}
+		if changed {
+			removed = append(removed, fmt.Sprintf("ip rule fwmark lookup main prio %d (%s)", PrioFwmark, afName(family)))
 		}
 	}
-	_, err = syncServiceRules(nil)
-	return err
+	services, err := syncServiceRules(nil)
+	return append(removed, services...), err
+}
+
+func afName(family int) string {
+	if family == unix.AF_INET6 {
+		return "IPv6"
+	}
+	return "IPv4"
 }
 
 func describe(cfg Config) string {

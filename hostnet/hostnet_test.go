@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/plugins/pkg/ns"
@@ -145,8 +146,14 @@ func TestRemoveDeletesEverything(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		mustEnsure(t, cfg)
-		if err := Remove(); err != nil {
+		removed, err := Remove()
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Contains(removed, "nftables table ip "+TableName) || !slices.ContainsFunc(removed, func(r string) bool {
+			return strings.HasPrefix(r, "ip rule fwmark")
+		}) {
+			t.Errorf("Remove names %q; want the table and the fwmark rule", removed)
 		}
 		if got := chainNames(t); len(got) != 0 {
 			t.Fatalf("chains left: %v", got)
@@ -155,8 +162,8 @@ func TestRemoveDeletesEverything(t *testing.T) {
 		if err != nil || len(rules) != 0 {
 			t.Fatalf("fwmark rules left: %v, %v", rules, err)
 		}
-		if err := Remove(); err != nil {
-			t.Fatalf("second Remove: %v", err)
+		if removed, err := Remove(); err != nil || len(removed) != 0 {
+			t.Fatalf("second Remove: %q, %v; want nothing removed", removed, err)
 		}
 	})
 }
@@ -206,7 +213,7 @@ func TestExternalServiceRulesFollowTheKnob(t *testing.T) {
 		if r := mustEnsure(t, cfg); len(r) != 0 {
 			t.Fatalf("Ensure at rest rewrote %v", r)
 		}
-		if err := Remove(); err != nil {
+		if _, err := Remove(); err != nil {
 			t.Fatal(err)
 		}
 		if got := serviceDsts(t); len(got) != 0 {

@@ -232,3 +232,33 @@ func FuzzParseYAMLDocs(f *testing.F) {
 		_, _ = parseDaemonSet(b)
 	})
 }
+
+// `kubectl set env ds/aws-node --list` prints every container under its
+// header: only the aws-node container's variables are aws-node's.
+func TestEnvListingOfSeveralContainersReadsAWSNodeOnly(t *testing.T) {
+	listing := `# DaemonSet aws-node, container aws-node
+WARM_IP_TARGET=3
+# MY_NODE_NAME from field path spec.nodeName
+# DaemonSet aws-node, container aws-eks-nodeagent
+WARM_IP_TARGET=9
+MINIMUM_IP_TARGET=4
+# MY_NODE_NAME from field path spec.nodeName
+`
+	vars, err := parseEnvLines([]byte(listing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range vars {
+		got[v.Name] = v.Value + v.From
+	}
+	want := map[string]string{"WARM_IP_TARGET": "3", "MY_NODE_NAME": "field path spec.nodeName"}
+	if len(got) != len(want) || got["WARM_IP_TARGET"] != "3" || got["MY_NODE_NAME"] != want["MY_NODE_NAME"] {
+		t.Errorf("read %v, want %v", got, want)
+	}
+
+	_, err = parseEnvLines([]byte("# DaemonSet aws-node, container aws-eks-nodeagent\nWARM_IP_TARGET=9\n"))
+	if err == nil || !strings.Contains(err.Error(), "aws-node") {
+		t.Errorf("a listing without the aws-node container: %v", err)
+	}
+}

@@ -65,30 +65,66 @@ var fromComment = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^#\s*([A-Za-z_][A-Za-z0-9_]*) from (.+)$`)
 })
 
+// containerHeader is the line `kubectl set env --list` prints before each
+// container's variables: "# DaemonSet aws-node, container aws-node".
+var containerHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^#\s*\S+ \S+, container (\S+)$`)
+})
+
+// awsNodeContainer is the container of the DaemonSet whose variables migrate reads.
+const awsNodeContainer = "aws-node"
+
+// parseEnvLines reads KEY=VALUE lines. A listing of several containers (each
+// under its header) contributes only the aws-node container's lines, so a
+// variable of the policy agent's container is never taken as aws-node's.
 func parseEnvLines(data []byte) ([]EnvVar, error) {
 	var out []EnvVar
 	seen := map[string]int{}
+	headers, inAWSNode, sawAWSNode := false, true, false
 	for i, l := range strings.Split(string(data), "\n") {
 		t := strings.TrimSpace(l)
-		if m := fromComment().FindStringSubmatch(t); m != nil {
-			out = append(out, EnvVar{Name: m[1], From: m[2]})
+		if m := containerHeader().FindStringSubmatch(t); m != nil {
+			headers = true
+			inAWSNode = m[1] == awsNodeContainer
+			sawAWSNode = sawAWSNode || inAWSNode
 			continue
 		}
-		if t == "" || strings.HasPrefix(t, "#") {
+		if !inAWSNode {
 			continue
 		}
-		if !envLine().MatchString(t) {
-			return nil, fmt.Errorf("line %d: %q is not a KEY=VALUE line", i+1, t)
+		v, err := parseEnvLine(t, i+1, seen)
+		if err != nil {
+			return nil, err
 		}
-		k, v, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
-		k = strings.TrimSpace(k)
-		if prev, dup := seen[k]; dup {
-			return nil, fmt.Errorf("line %d: %s is already set on line %d", i+1, k, prev)
+		if v.Name != "" {
+			out = append(out, v)
 		}
-		seen[k] = i + 1
-		out = append(out, EnvVar{Name: k, Value: unquoteEnv(strings.TrimSpace(v))})
+	}
+	if headers && !sawAWSNode {
+		return nil, fmt.Errorf("the listing has no container named %s (is it `kubectl -n kube-system set env ds/aws-node --list`?)", awsNodeContainer)
 	}
 	return out, nil
+}
+
+// parseEnvLine reads one line: a variable, a valueFrom comment, or nothing
+// (a blank line or another comment: the zero EnvVar).
+func parseEnvLine(t string, line int, seen map[string]int) (EnvVar, error) {
+	if m := fromComment().FindStringSubmatch(t); m != nil {
+		return EnvVar{Name: m[1], From: m[2]}, nil
+	}
+	if t == "" || strings.HasPrefix(t, "#") {
+		return EnvVar{}, nil
+	}
+	if !envLine().MatchString(t) {
+		return EnvVar{}, fmt.Errorf("line %d: %q is not a KEY=VALUE line", line, t)
+	}
+	k, v, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
+	k = strings.TrimSpace(k)
+	if prev, dup := seen[k]; dup {
+		return EnvVar{}, fmt.Errorf("line %d: %s is already set on line %d", line, k, prev)
+	}
+	seen[k] = line
+	return EnvVar{Name: k, Value: unquoteEnv(strings.TrimSpace(v))}, nil
 }
 
 func unquoteEnv(s string) string {

@@ -22,7 +22,12 @@ type FailureCause struct {
 const (
 	CauseIdentity = "identity" // EC2's answer contradicts the node (IdentityError)
 	CauseConfig   = "config"   // a bad configuration value (ConfigError)
+	CauseLock     = "lock"     // the reconcile lock was held past the wait (ErrLockHeld)
 )
+
+// ErrLockHeld is a pass that did not run because another reconcile held the
+// lock for all of its wait.
+var ErrLockHeld = errors.New("another reconcile held the lock")
 
 // causes is the table, in the order the operating guide lists them. Every
 // name Cause can return is here (TestCausesCoverEveryCause).
@@ -49,6 +54,8 @@ var causes = []FailureCause{
 	{cloud.KindLimit.String(), "an instance-type limit was hit (ENIs or addresses per ENI)",
 		"the next pass re-reads EC2; lower the targets or MAX_ENI if it persists"},
 	{CauseConfig, "a bad configuration value", "fix the variable named in the error, in the file or the environment"},
+	{CauseLock, "another reconcile held the reconcile lock for all of --timeout, so this pass did not run",
+		"nothing if passes succeed after it; otherwise see which process holds the lock (the error names the file) and why its pass is slow"},
 	{cloud.KindNotFound.String(), "a resource the pass named does not exist in EC2 (an ENI, subnet or instance)",
 		"check the subnet and security group IDs in the configuration; see 'vpcctl events'"},
 	{cloud.KindInUse.String(), "an ENI was still in use (a detach still completing)", "nothing: the next pass tries again"},
@@ -79,6 +86,8 @@ func Cause(err error) string {
 		return CauseIdentity
 	case IsConfigError(err):
 		return CauseConfig
+	case errors.Is(err, ErrLockHeld):
+		return CauseLock
 	case errors.As(err, &ce):
 		return ce.Kind.String()
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -13,7 +13,7 @@ import (
 // everyFailure is one error of every shape a failed pass can end with.
 func everyFailure() []error {
 	errs := []error{IdentityError{"x"}, ConfigError{errors.New("x")}, context.DeadlineExceeded,
-		context.Canceled, errors.New("x"), fmt.Errorf("wrapped: %w", IdentityError{"x"})}
+		context.Canceled, errors.New("x"), fmt.Errorf("wrapped: %w", IdentityError{"x"}), fmt.Errorf("%w x", ErrLockHeld)}
 	for k := cloud.Kind(0); !strings.HasPrefix(k.String(), "kind("); k++ {
 		errs = append(errs, fmt.Errorf("a step: %w", &cloud.Error{Op: "ec2:X", Kind: k}))
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"vpc-cni/cloud"
 	"vpc-cni/store"
@@ -55,6 +56,32 @@ func (p *pass) saveReport(err error) {
 			p.log().Warn("clearing the refused pass", "err", cerr)
 		}
 	}
+}
+
+// RecordStopped records a pass that never started (a bad configuration, the
+// lock held past the wait) as a failed pass is recorded: the report status
+// and doctor read, the reconcile_failed counter the metrics show, and an
+// event. A state file no pass has made yet is left alone.
+func RecordStopped(st *store.Store, err error, now time.Time) error {
+	sr := store.ReconcileReport{Time: now, Error: err.Error(), Cause: Cause(err)}
+	uerr := st.Update(func(tx *store.Tx) error {
+		if last, ok, err := tx.ReconcileReport(); err != nil {
+			return err
+		} else if ok {
+			sr.LastLeakSweep = last.LastLeakSweep
+		}
+		if err := tx.PutReconcileReport(sr); err != nil {
+			return err
+		}
+		if err := tx.AddCounter("reconcile_failed", 1); err != nil {
+			return err
+		}
+		return tx.AddEvent(store.Event{Time: now, Kind: "reconcile-failed", Message: sr.Cause + ": " + sr.Error})
+	})
+	if errors.Is(uerr, store.ErrNotInitialized) {
+		return nil
+	}
+	return uerr
 }
 
 func (p *pass) reportOf(err error) store.ReconcileReport {

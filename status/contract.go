@@ -199,10 +199,28 @@ type EC2Reads struct {
 }
 
 // NodeRulesState is whether the node-level rules match the configuration.
+// InPlace is true only when the rules exist and match; Managed is false
+// where they are not this host's to keep (no link has the primary ENI's MAC).
 type NodeRulesState struct {
+	State   string `json:"state"` // one of the NodeRules* words
 	InPlace bool   `json:"inPlace"`
+	Managed bool   `json:"managed"`
 	Detail  string `json:"detail"`
 	hostnet.Status
+}
+
+// The words of NodeRulesState.State.
+const (
+	NodeRulesInPlace    = "in place"
+	NodeRulesNotInPlace = "not in place"
+	NodeRulesNotManaged = "not managed here"
+	NodeRulesUnknown    = "unknown"
+)
+
+// Fault reports whether the rules need an operator: managed here and not in
+// place, or not checkable.
+func (s NodeRulesState) Fault() bool {
+	return s.State == NodeRulesNotInPlace || s.State == NodeRulesUnknown
 }
 
 // EventView is an event with the pods it names: an event names an assignment

@@ -17,21 +17,22 @@ import (
 func NodeRules(node store.Node, snap pool.Snapshot, in settings.Inputs) NodeRulesState {
 	cfg, err := reconcile.NodeRulesConfig(node, snap, in)
 	if err != nil {
-		return NodeRulesState{Detail: err.Error()}
+		return NodeRulesState{State: NodeRulesUnknown, Managed: true, Detail: err.Error()}
 	}
 	if cfg.PrimaryIf == "" {
-		return NodeRulesState{InPlace: true, Detail: "not managed here: no link has the primary ENI's MAC " + node.PrimaryMAC}
+		return NodeRulesState{State: NodeRulesNotManaged, Detail: "no link has the primary ENI's MAC " + node.PrimaryMAC +
+			": the node-level rules are not this host's to keep"}
 	}
 	st, err := hostnet.Check(cfg)
 	if err != nil {
-		return NodeRulesState{Detail: err.Error(), Status: st}
+		return NodeRulesState{State: NodeRulesUnknown, Managed: true, Detail: err.Error(), Status: st}
 	}
-	s := NodeRulesState{InPlace: st.InPlace(), Status: st, Detail: st.Wanted}
-	if !s.InPlace {
-		s.Detail = fmt.Sprintf("not in place (table %s, fwmark rule %s, rp_filter %q); the next 'vpcctl reconcile' repairs them; wanted: %s",
-			printers.YesNo(st.Table), printers.YesNo(st.Fwmark), st.RPFilter, st.Wanted)
+	if st.InPlace() {
+		return NodeRulesState{State: NodeRulesInPlace, InPlace: true, Managed: true, Status: st, Detail: st.Wanted}
 	}
-	return s
+	return NodeRulesState{State: NodeRulesNotInPlace, Managed: true, Status: st,
+		Detail: fmt.Sprintf("table %s, fwmark rule %s, rp_filter %q; the next 'vpcctl reconcile' repairs them; wanted: %s",
+			printers.YesNo(st.Table), printers.YesNo(st.Fwmark), st.RPFilter, st.Wanted)}
 }
 
 // LearntNode is the node a reconcile pass learnt, or an error saying none has.

@@ -26,7 +26,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	shortfallRows(t, s.Shortfall)
 	notOursRows(t, s.NotOurs)
 	if r := s.NodeRules; r != nil {
-		t.Row("NODE RULES", printers.YesNo(r.InPlace)+": "+r.Detail)
+		t.Row("NODE RULES", r.State+": "+r.Detail)
 	}
 	if s.NoProvisioning != "" {
 		t.Row("GROWTH", "off: "+s.NoProvisioning)
