@@ -125,6 +125,9 @@ func acceptGlobalFlags(cmds []*cli.Command) {
 				cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: name, Usage: "the same as the global --" + name})
 			}
 		}
+		if hasFlag(cmd, "output") && !hasFlag(cmd, "no-headers") {
+			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "no-headers", Usage: "print tables without their header rows"})
+		}
 		cmd.Before = chainBefore(setupLogging, cmd.Before)
 		acceptGlobalFlags(cmd.Subcommands)
 	}

@@ -191,3 +191,17 @@ func TestOperatingPageListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// --no-headers drops a table's header row and keeps its rows.
+func TestNoHeaders(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	with := vpc(t, env, "--state-dir", dir, "events")
+	with.want(t, 0, "TIME", "KIND")
+	without := vpc(t, env, "--state-dir", dir, "events", "--no-headers")
+	without.want(t, 0, "adopted")
+	if strings.Contains(without.stdout, "KIND") {
+		t.Errorf("events --no-headers has its header:\n%s", without.stdout)
+	}
+}

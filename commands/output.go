@@ -32,7 +32,7 @@ func render(c *cli.Context, v any, tableFn func(*printers.Table)) error {
 	if err != nil {
 		return err
 	}
-	return printers.Render(c.App.Writer, f, v, tableFn)
+	return printers.Render(c.App.Writer, f, c.Bool("no-headers"), v, tableFn)
 }
 
 func join(s []string) string { return strings.Join(s, ", ") }

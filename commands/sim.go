@@ -128,7 +128,7 @@ func simCallsCommand() *cli.Command {
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
-				t.Row("ACTION", "CALLS")
+				t.Header("ACTION", "CALLS")
 				for _, k := range keys {
 					t.Row(k, counts[k])
 				}

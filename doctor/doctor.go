@@ -255,7 +255,7 @@ func checkGarbage(st *store.Store, in settings.Inputs) Finding {
 
 // Rows is the table form of the report.
 func (r Report) Rows(t *printers.Table) {
-	t.Row("CHECK", "RESULT", "DETAIL")
+	t.Header("CHECK", "RESULT", "DETAIL")
 	for _, f := range r {
 		t.Row(f.Check, result(f.OK), f.Detail)
 	}

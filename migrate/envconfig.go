@@ -131,7 +131,7 @@ func (out *ConfigReport) Rows(t *printers.Table) {
 	case out.Written:
 		t.Row("WROTE", out.Path, "", "", "")
 	}
-	t.Row("VARIABLE", "VALUE", "FATE", "ACTION", "NOTE")
+	t.Header("VARIABLE", "VALUE", "FATE", "ACTION", "NOTE")
 	for _, v := range out.Vars {
 		action := v.Action
 		switch {

@@ -213,7 +213,7 @@ func (out *Report) Rows(t *printers.Table) {
 	}
 	t.Row("CHECKPOINT", out.Checkpoint, "", "", "")
 	t.Row("FROM EC2", printers.Plural(out.ENIs, "attached ENI", "attached ENIs"), "", "", "")
-	t.Row("POD", "IP", "ENI", "ADOPTED", "NOTE")
+	t.Header("POD", "IP", "ENI", "ADOPTED", "NOTE")
 	for _, p := range out.Pods {
 		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, eniColumn(p), p.Adopted, p.Note)
 	}

@@ -209,7 +209,7 @@ func (out *Report) Rows(t *printers.Table) {
 		t.Row("MOVED ASIDE", out.MovedAside, "", "")
 	}
 	t.Row("FROM EC2", printers.Plural(out.ENIs, "ENI", "ENIs")+", "+printers.Plural(out.Addresses, "address", "addresses"), "", "")
-	t.Row("POD", "IP", "KEY", "NOTE")
+	t.Header("POD", "IP", "KEY", "NOTE")
 	for _, p := range out.Pods {
 		t.Row(printers.FirstOf(p.Pod, p.HostVeth), p.IP, p.Key, p.Note)
 	}

@@ -67,12 +67,12 @@ func (e EventView) WithPods() string {
 // EventsTable renders the events, then the counters in name order (every
 // counter -o json shows, so the table is never the lesser view).
 func EventsTable(t *printers.Table, out Events) {
-	t.Row("TIME", "KIND", "MESSAGE")
+	t.Header("TIME", "KIND", "MESSAGE")
 	for _, e := range out.Events {
 		t.Row(e.Time.Format(time.RFC3339), e.Kind, e.WithPods())
 	}
 	t.Blank()
-	t.Row("COUNTER", "VALUE")
+	t.Header("COUNTER", "VALUE")
 	names := make([]string, 0, len(out.Counters))
 	for name := range out.Counters {
 		names = append(names, name)

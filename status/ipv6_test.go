@@ -61,7 +61,7 @@ func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 		t.Fatalf("pods %+v", s.Pods)
 	}
 	var out bytes.Buffer
-	if err := printers.Render(&out, "json", s, func(t *printers.Table) { Table(t, s) }); err != nil {
+	if err := printers.Render(&out, "json", false, s, func(t *printers.Table) { Table(t, s) }); err != nil {
 		t.Fatal(err)
 	}
 	var back struct {
@@ -72,7 +72,7 @@ func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 	}
 	for _, format := range []string{"yaml", "table"} {
 		out.Reset()
-		if err := printers.Render(&out, format, s, func(t *printers.Table) { Table(t, s) }); err != nil {
+		if err := printers.Render(&out, format, false, s, func(t *printers.Table) { Table(t, s) }); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range map[string][]string{"yaml": {"ipv6:", `prefix: "fd00:ec2:0:1:2::/80"`, "egressAssigned: 1"},

@@ -75,7 +75,7 @@ func TestPoolStatusShowsEachPool(t *testing.T) {
 		t.Fatalf("the retired profile: %+v, want its free address as excess (released after the delay)", old)
 	}
 	var buf bytes.Buffer
-	if err := printers.Render(&buf, "table", s, func(t *printers.Table) { Table(t, s) }); err != nil {
+	if err := printers.Render(&buf, "table", false, s, func(t *printers.Table) { Table(t, s) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"PROFILE gold", "groups sg-9", "PROFILE old", "no longer configured", "eni-1", "gold"} {

@@ -50,7 +50,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	ec2ReadsRow(t, s.LastReconcile, s.EC2Reads)
 	t.Row("PODS", fmt.Sprintf("%s, %s in flight", printers.Plural(s.Assignments, "assignment", "assignments"), printers.Plural(s.Intents, "EC2 intent", "EC2 intents")))
 	t.Blank()
-	t.Row("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING", "POOL")
+	t.Header("ENI", "DEVICE", "READY", "PRIMARY IP", "BLOCKS", "FREE", "COOLING", "ASSIGNED", "RELEASING", "POOL")
 	for _, e := range s.ENIs {
 		t.Row(e.ID, e.DeviceIndex, printers.YesNo(e.Ready), e.PrimaryIP, e.Blocks, e.Free, e.Cooling, e.Assigned, e.Releasing, poolName(e))
 	}
@@ -63,14 +63,14 @@ func Table(t *printers.Table, s PoolStatus) {
 func podRows(t *printers.Table, s PoolStatus) {
 	if len(s.Pods) > 0 {
 		t.Blank()
-		t.Row("POD", "ADDRESS", "ENI", "SINCE")
+		t.Header("POD", "ADDRESS", "ENI", "SINCE")
 		for _, p := range s.Pods {
 			t.Row(p.Pod, podAddresses(p), p.ENIID, p.Since.Format(time.RFC3339))
 		}
 	}
 	if t.Wide {
 		t.Blank()
-		t.Row("ADDRESS", "BLOCK", "ENI", "STATE", "SINCE", "POD", "OWNER")
+		t.Header("ADDRESS", "BLOCK", "ENI", "STATE", "SINCE", "POD", "OWNER")
 		for _, e := range s.ENIs {
 			for _, a := range e.Addresses {
 				t.Row(a.IP, a.Block, e.ID, a.State, a.Since.Format(time.RFC3339), printers.Dash(a.Pod), printers.Dash(a.Owner))
@@ -147,7 +147,7 @@ func KnobRows(t *printers.Table, file string, knobs []KnobStatus) {
 	if file != "" {
 		t.Row("CONFIG FILE", file)
 	}
-	t.Row("KNOB", "VALUE", "SOURCE", "LAST PASS")
+	t.Header("KNOB", "VALUE", "SOURCE", "LAST PASS")
 	for _, k := range knobs {
 		last := "-"
 		switch {

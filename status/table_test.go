@@ -14,7 +14,7 @@ func TestTableListsEachNotOursENIOnce(t *testing.T) {
 	s := PoolStatus{Node: &NodeStatus{Node: store.Node{InstanceID: "i-1"}},
 		NotOurs: []NotOursStatus{{ID: "eni-trunk", DeviceIndex: 2, Reason: "trunk", ENISlots: 1}}}
 	var out bytes.Buffer
-	if err := printers.Render(&out, "table", s, func(tab *printers.Table) { Table(tab, s) }); err != nil {
+	if err := printers.Render(&out, "table", false, s, func(tab *printers.Table) { Table(tab, s) }); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "NOT OURS"); n != 1 {

@@ -17,8 +17,9 @@ import (
 var Formats = []string{"table", "text", "wide", "json", "yaml"}
 
 // Render prints v as JSON or YAML (stable field names for scripts) or, for
-// the table formats, through tableFn.
-func Render(out io.Writer, format string, v any, tableFn func(*Table)) error {
+// the table formats, through tableFn; noHeaders drops the tables' header
+// rows (--no-headers, for scripts that read columns).
+func Render(out io.Writer, format string, noHeaders bool, v any, tableFn func(*Table)) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(out)
@@ -27,15 +28,24 @@ func Render(out io.Writer, format string, v any, tableFn func(*Table)) error {
 	case "yaml":
 		return WriteYAML(out, v)
 	}
-	t := &Table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), Wide: format == "wide"}
+	t := &Table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), Wide: format == "wide", NoHeaders: noHeaders}
 	tableFn(t)
 	return t.w.Flush()
 }
 
-// Table writes aligned columns; Wide asks for every column (-o wide).
+// Table writes aligned columns; Wide asks for every column (-o wide),
+// NoHeaders for no header rows.
 type Table struct {
-	w    *tabwriter.Writer
-	Wide bool
+	w         *tabwriter.Writer
+	Wide      bool
+	NoHeaders bool
+}
+
+// Header writes a header row, unless the table is without headers.
+func (t *Table) Header(cells ...any) {
+	if !t.NoHeaders {
+		t.Row(cells...)
+	}
 }
 
 // Row writes one line, a cell a value.
