@@ -67,7 +67,7 @@ type Sim struct {
 	failNext   map[string]*failRule
 	denied     map[string]bool
 	counters   map[string]int
-	dryRuns    map[string]int // DryRun=true requests that passed IAM, per action
+	dryRuns    map[string]int            // DryRun=true requests that passed IAM, per action
 	eniCalls   map[string]map[string]int // ENI ID -> action -> calls that named it
 	imdsTokens map[string]time.Time
 
