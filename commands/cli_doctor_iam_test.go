@@ -3,6 +3,8 @@ package commands
 import (
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -114,4 +116,24 @@ func assertOnlyDryRuns(t *testing.T, counters, dry map[string]int) {
 			t.Errorf("%s: %d calls, %d of them dry runs", a, counters[a], dry[a])
 		}
 	}
+}
+
+// install checks the role before the timer and the first pass: one action
+// denied stops it with the action and the statement, nothing scheduled and
+// no conflist; --skip-iam-check installs without the check.
+func TestInstallStopsOnAMissingAction(t *testing.T) {
+	sim, env := newSim(t, "m5.large")
+	sim.DenyAction("CreateNetworkInterface")
+	root := t.TempDir()
+	vpc(t, env, "install", "--root", root, "--timer", "none").want(t, 1,
+		"ec2:CreateNetworkInterface", "denied", `"Sid": "VpcCniManageENIs"`, "the conflist is not written", "--skip-iam-check")
+	if _, err := os.Stat(filepath.Join(root, "etc/cni/net.d/10-vpc-cni.conflist")); err == nil {
+		t.Fatal("conflist written with an action denied")
+	}
+	if sim.DryRuns()["CreateNetworkInterface"] != 0 || len(sim.State().ENIs) != 1 {
+		t.Fatalf("the install went on to EC2: %v", sim.Counters())
+	}
+	sim.AllowAction("CreateNetworkInterface")
+	sim.DenyAction("DeleteNetworkInterface") // a pass of a new node does not delete
+	vpc(t, env, "install", "--root", root, "--timer", "none", "--skip-iam-check").want(t, 0, "skipped    IAM check")
 }
