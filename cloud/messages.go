@@ -48,8 +48,8 @@ func ec2Message(kind Kind, action, code, endpoint string, err error) string {
 	case KindInUse:
 		return fmt.Sprintf("still in use (%s)", detail)
 	case KindUnauthorized:
-		return fmt.Sprintf("not authorized to call ec2:%s (%s); allow IAM action ec2:%s for the node's role or credentials",
-			action, code, action)
+		return fmt.Sprintf("not authorized to call ec2:%s (%s); allow IAM action ec2:%s for the node's role or credentials "+
+			"('vpcctl doctor --iam' lists every action the configuration needs that they lack)", action, code, action)
 	case KindNoCredentials:
 		var ce *CredentialsError
 		if errors.As(err, &ce) {

@@ -1,12 +1,15 @@
 package commands
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/iamcheck"
 	"vpc-cni/install"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -25,7 +28,9 @@ service and timer (or a cron file, or nothing), enables them, runs a first recon
 systemd timer writes the kubelet drop-in with the node's maxPods (--kubelet-dropin) and enables
 vpc-cni-max-pods.service, which rewrites it at boot before the kubelet starts, and, only once the
 pool has a free address, writes the conflist last: the runtime reports the node ready only when a
-pod can get an address. Running it again changes nothing and says so.
+pod can get an address. Before the timer, it checks that the node's role allows every EC2 action
+the configuration needs (as vpcctl doctor --iam does) and stops with the list when one is missing
+(--skip-iam-check skips it). Running it again changes nothing and says so.
 Exit codes: 0 installed, 1 a step failed (the conflist is then not written), 2 bad usage.
 
 Examples:
@@ -37,11 +42,12 @@ Examples:
 			&cli.StringSliceFlag{Name: "set", Usage: "KEY=VALUE for a new configuration file (repeat)"},
 			&cli.StringFlag{Name: "config-from", Usage: "replace the configuration file with this file's content (a mounted ConfigMap owns it)"},
 			&cli.DurationFlag{Name: "timeout", Value: defaultInstallTimeout, Usage: "deadline for the first reconcile"},
+			&cli.BoolFlag{Name: "skip-iam-check", Usage: "install without first checking that the node's role allows the EC2 actions the configuration needs (vpcctl doctor --iam)"},
 		),
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			rep, err := install.Install(layout(c), install.Options{Timer: c.String("timer"), Sets: c.StringSlice("set"),
-				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c)}, c.App.Writer)
+				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c), IAMCheck: installIAMCheck(c)}, c.App.Writer)
 			return summarise(c, rep, err)
 		},
 	}
@@ -138,4 +144,17 @@ func passChanged(rep *reconcile.Report) bool {
 		}
 	}
 	return false
+}
+
+// installIAMCheck is doctor --iam on the installed configuration, bounded
+// by --timeout; nil with --skip-iam-check.
+func installIAMCheck(c *cli.Context) func(settings.Inputs) (iamcheck.Report, error) {
+	if c.Bool("skip-iam-check") {
+		return nil
+	}
+	return func(knobs settings.Inputs) (iamcheck.Report, error) {
+		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+		defer cancel()
+		return iamcheck.Node(ctx, knobs, filepath.Join(c.String("root"), stateDir(c)), "vpc-cni/"+buildVersion)
+	}
 }

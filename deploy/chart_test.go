@@ -327,3 +327,14 @@ func keys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The init container's install checks the role unless iamCheck=false.
+func TestHelmIAMCheck(t *testing.T) {
+	for value, skip := range map[string]bool{"true": false, "false": true} {
+		ds := decodeStrictly(t, documents(t, render(t, "--set", "iamCheck="+value)))["DaemonSet"].(*appsv1.DaemonSet)
+		cmd := strings.Join(ds.Spec.Template.Spec.InitContainers[0].Command, " ")
+		if strings.Contains(cmd, "--skip-iam-check") != skip {
+			t.Errorf("iamCheck=%s: init command %q", value, cmd)
+		}
+	}
+}

@@ -23,3 +23,9 @@ var MaxPodsService string
 //
 //go:embed config.example
 var ConfigExample string
+
+// IAMPolicy is the node role's policy: exactly the EC2 actions the code
+// calls (a test holds it to the code), grouped in statements.
+//
+//go:embed iam-policy.json
+var IAMPolicy string

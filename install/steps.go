@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"vpc-cni/deploy"
+	"vpc-cni/iamcheck"
 	"vpc-cni/internal/atomicfile"
 	"vpc-cni/internal/printers"
 	"vpc-cni/internal/usage"
@@ -31,6 +32,9 @@ type Options struct {
 	// to EC2 and bounds it by --timeout); its error is worded for the
 	// operator and ends the install.
 	FirstPass func(st *store.Store, knobs settings.Inputs) (Pass, error)
+	// IAMCheck checks the node's role against what the installed
+	// configuration needs (the CLI wires it to EC2); nil skips the check.
+	IAMCheck func(knobs settings.Inputs) (iamcheck.Report, error)
 }
 
 // Pass is what the first reconcile did, as install reports it.
@@ -76,6 +80,7 @@ func (in *installer) installSteps(o Options) ([]func() error, error) {
 		func() error { return in.file(filepath.Join(in.CNIBin, plugin.Name), bin, 0o755) },
 		func() error { return in.file(in.cli(), bin, 0o755) },
 		func() error { return in.configFile(sets, o.ConfigFrom) },
+		func() error { return in.iamCheck(o) },
 		func() error { return in.scheduler(o.Timer) },
 		func() error { return in.firstReconcile(o) },
 		func() error {
@@ -309,4 +314,34 @@ func earlierConfigs(dir string) []string {
 		}
 	}
 	return out
+}
+
+// iamCheck stops the install, before the timer and the first pass, when the
+// node's role lacks an EC2 action the installed configuration needs:
+// printing each action and the statements to add.
+func (in *installer) iamCheck(o Options) error {
+	if o.IAMCheck == nil {
+		in.say("skipped    IAM check (--skip-iam-check)")
+		return nil
+	}
+	f, err := settings.ReadFile(in.at(in.Config), true)
+	if err != nil {
+		return usage.Wrap(err)
+	}
+	rep, err := o.IAMCheck(settings.Inputs{Env: o.Env, File: f})
+	if err != nil {
+		return fmt.Errorf("IAM check failed, so the conflist is not written: %w (--skip-iam-check installs without the check)", err)
+	}
+	if !rep.OK() {
+		if err := printers.Render(in.out, "table", false, rep, rep.Rows); err != nil {
+			return err
+		}
+		if err := rep.WriteAdd(in.out); err != nil {
+			return err
+		}
+		return fmt.Errorf("IAM check: %s; nothing scheduled and the conflist is not written: add the statements above to the node's role "+
+			"and run vpcctl install again (--skip-iam-check installs without the check)", rep.Summary())
+	}
+	in.say("checked    IAM: %s", rep.Summary())
+	return nil
 }

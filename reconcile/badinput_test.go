@@ -108,10 +108,10 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		}, cloud.KindNoCredentials, []string{"credentials", "AWS_ACCESS_KEY_ID"}},
 		{"DescribeNetworkInterfaces denied", true, func(t *testing.T, sim *ec2sim.Sim) {
 			sim.DenyAction("DescribeNetworkInterfaces")
-		}, cloud.KindUnauthorized, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM"}},
+		}, cloud.KindUnauthorized, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM", "vpcctl doctor --iam"}},
 		{"DescribeInstanceTypes denied", false, func(t *testing.T, sim *ec2sim.Sim) {
 			sim.DenyAction("DescribeInstanceTypes")
-		}, cloud.KindUnauthorized, []string{"ec2:DescribeInstanceTypes", "IAM"}},
+		}, cloud.KindUnauthorized, []string{"ec2:DescribeInstanceTypes", "IAM", "vpcctl doctor --iam"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,7 +41,8 @@ var causes = []FailureCause{
 	{cloud.KindThrottled.String(), "EC2 throttled the account or the node's rate budget ran out",
 		"passes back off and retry; lower " + settings.EC2DescribeRate + "/" + settings.EC2MutatingRate + " on busy accounts"},
 	{cloud.KindUnauthorized.String(), "the IAM policy lacks the action named in the error",
-		"add it to the node's instance role"},
+		"add it to the node's instance role (deploy/iam-policy.json); `vpcctl doctor --iam` lists every action the " +
+			"configuration needs that the role lacks"},
 	{cloud.KindTimeout.String(), "the pass ran out of --timeout before EC2 answered",
 		"check the endpoint, or raise --timeout"},
 	{CauseIdentity, "EC2's answer contradicts the node: a wrong region, another account's credentials, an endpoint " +

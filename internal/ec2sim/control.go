@@ -70,11 +70,21 @@ func (s *Sim) Counters() map[string]int {
 	return maps.Clone(s.counters)
 }
 
+// DryRuns returns, per EC2 action, the DryRun=true requests that were
+// authorized (and so changed nothing); Counters counts them too, so a test
+// sees that every call of an action was a dry run.
+func (s *Sim) DryRuns() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.dryRuns)
+}
+
 // ResetCounters zeroes every counter.
 func (s *Sim) ResetCounters() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.counters)
+	clear(s.dryRuns)
 	clear(s.eniCalls)
 	s.requests = nil
 }
@@ -136,6 +146,8 @@ func (s *Sim) serveControl(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.State())
 	case "GET /_sim/counters":
 		writeJSON(w, s.Counters())
+	case "GET /_sim/dry-runs":
+		writeJSON(w, s.DryRuns())
 	case "GET /_sim/faults":
 		writeJSON(w, s.CurrentFaults())
 	case "POST /_sim/reset-counters":

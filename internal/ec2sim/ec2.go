@@ -95,7 +95,7 @@ func (s *Sim) run(action string, f form) (response, *apiError) {
 		return nil, err
 	}
 	if dry {
-		return nil, newAPIError("DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
+		return nil, s.dryRun(action, f)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -67,6 +67,7 @@ type Sim struct {
 	failNext   map[string]*failRule
 	denied     map[string]bool
 	counters   map[string]int
+	dryRuns    map[string]int            // DryRun=true requests that passed IAM, per action
 	eniCalls   map[string]map[string]int // ENI ID -> action -> calls that named it
 	requests   []Request                 // the newest maxRequests calls with their parameters
 	imdsTokens map[string]time.Time
@@ -140,7 +141,7 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{cfg: cfg, typ: typ, ids: idGen{state: seedFrom(cfg.InstanceID + cfg.SubnetCIDR.String())},
 		subnet: pool, enis: map[string]*eniRec{}, macs: map[string]bool{}, idem: map[string]idemEntry{},
 		resTags: map[string]map[string]string{}, failNext: map[string]*failRule{}, denied: map[string]bool{},
-		counters: map[string]int{}, eniCalls: map[string]map[string]int{}, imdsTokens: map[string]time.Time{}, rng: rand.New(rand.NewPCG(0, 0)),
+		counters: map[string]int{}, dryRuns: map[string]int{}, eniCalls: map[string]map[string]int{}, imdsTokens: map[string]time.Time{}, rng: rand.New(rand.NewPCG(0, 0)),
 		ownerID: "123456789012", launchTime: cfg.Clock()}
 	s.vpcID = "vpc-0" + s.ids.hex16()
 	s.subnetID = "subnet-0" + s.ids.hex16()
