@@ -114,6 +114,7 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 		return fmt.Errorf("refusing to detach or delete %s: EC2 does not show it as created by vpc-cni for %s (description %q, instance tag %q)",
 			eniID, p.node.InstanceID, info.Description, info.Tags[cloud.TagInstanceID])
 	}
+	p.markDeleting(eniID)
 	if p.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
 		e.SubnetID = info.SubnetID
@@ -129,6 +130,15 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 		checkpoint(cpDetached)
 	}
 	return p.deleteWhenDetached(ctx, eniID)
+}
+
+// markDeleting records that the pass lets eniID go, whether or not the
+// detach and delete then succeed: a failed one is repaired from its intent.
+func (p *pass) markDeleting(eniID string) {
+	if p.deleting == nil {
+		p.deleting = map[string]bool{}
+	}
+	p.deleting[eniID] = true
 }
 
 func (p *pass) deleteWhenDetached(ctx context.Context, eniID string) error {
