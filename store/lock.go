@@ -46,8 +46,11 @@ func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), 
 // pass still running under a removed directory's reconcile.lock holds it,
 // so the next pass, on a directory made anew, waits for that one instead
 // of sweeping the ENI it is creating.
-func (s *Store) OuterLockPath() string {
-	dir := filepath.Clean(s.dir)
+func (s *Store) OuterLockPath() string { return OuterLockPath(s.dir) }
+
+// OuterLockPath is the reconcile lock beside state directory dir.
+func OuterLockPath(dir string) string {
+	dir = filepath.Clean(dir)
 	return filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"."+ReconcileLockFile)
 }
 
