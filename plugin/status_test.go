@@ -211,3 +211,19 @@ func TestStatusOfANodeWithRunningPodsWhoseGrowsAreRefusedIsReady(t *testing.T) {
 		t.Fatalf("live pods' routes, no growth: %v", err)
 	}
 }
+
+// IPv6-only pods need the /80, not IPv4 addresses: a refused IPv4 grow
+// does not make such a node unavailable.
+func TestStatusOfAnIPv6NodeIgnoresARefusedIPv4Grow(t *testing.T) {
+	n := newTestNode(t).seed(pool.Limits{MaxENIs: 3, IPv4PerENI: 4}, eni(0))
+	n.update(func(tx *store.Tx) error {
+		return tx.PutIPv6Pool(store.IPv6Pool{Prefix: netip.MustParsePrefix("fd00:1::/80")})
+	})
+	refusedPass(n, "unauthorized", deniedCreate)
+	t.Setenv(settings.EnableIPv6, "true")
+	t.Setenv(settings.EnableIPv4, "false")
+	t.Setenv(settings.PrefixDelegation, "true")
+	if err := n.status(nil); err != nil {
+		t.Fatalf("an IPv6 node with its /80: %v", err)
+	}
+}
