@@ -146,11 +146,14 @@ func TestSystemdMaxPodsUnitCommandsRun(t *testing.T) {
 		}
 	}
 	pre, start := execLines(unit, "ExecStartPre"), execLines(unit, "ExecStart")
-	if len(pre) != 1 || len(start) != 1 || pre[0][0] != cliPath || start[0][0] != cliPath {
-		t.Fatalf("ExecStartPre %q, ExecStart %q: want one vpcctl command each", pre, start)
+	if len(pre) != 2 || len(start) != 1 || pre[0][0] != cliPath || pre[1][0] != cliPath || start[0][0] != cliPath {
+		t.Fatalf("ExecStartPre %q, ExecStart %q: want a pass and the sysctls, then max-pods", pre, start)
 	}
 	state, dropIn := t.TempDir(), filepath.Join(t.TempDir(), "kubelet.conf.d", maxpods.DropInName)
 	vpc(t, env, append([]string{"--state-dir", state}, pre[0][1:]...)...).want(t, 0, "reconcile: ")
+	// This namespace has no link with the primary ENI's MAC: not this node's
+	// sysctls to set (e2e's TestBootUnitSetsTheNodeSysctls sets them).
+	vpc(t, env, append([]string{"--state-dir", state}, pre[1][1:]...)...).want(t, 0, "not managed here")
 	args := strings.Join(start[0][1:], " ")
 	if !strings.Contains(args, "--write-kubelet-dropin "+install.DefaultKubeletDropIn) {
 		t.Fatalf("ExecStart %q does not write %s", args, install.DefaultKubeletDropIn)
@@ -159,5 +162,21 @@ func TestSystemdMaxPodsUnitCommandsRun(t *testing.T) {
 	vpc(t, env, append([]string{"--state-dir", state}, strings.Fields(args)...)...).want(t, 0, "29")
 	if got := mustRead(t, dropIn); got != string(maxpods.DropIn(29)) {
 		t.Errorf("drop-in:\n%s", got)
+	}
+}
+
+// The node's sysctls go with a reboot and the timer's passes may not write
+// /proc/sys: the boot unit sets them (node-rules sysctls) and may write
+// them; the timer's service keeps ProtectKernelTunables.
+func TestSystemdBootUnitSetsTheNodeSysctls(t *testing.T) {
+	boot := deploy.MaxPodsService
+	if !strings.Contains(boot, "\nExecStartPre=-"+cliPath+" node-rules sysctls\n") {
+		t.Errorf("the boot unit does not set the node's sysctls:\n%s", boot)
+	}
+	if strings.Contains(boot, "\nProtectKernelTunables=yes") {
+		t.Error("the boot unit may not write /proc/sys (ProtectKernelTunables=yes)")
+	}
+	if !strings.Contains(deploy.Service, "\nProtectKernelTunables=yes\n") {
+		t.Error("the timer's service lost ProtectKernelTunables=yes")
 	}
 }

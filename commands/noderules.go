@@ -9,6 +9,7 @@ import (
 	"vpc-cni/hostnet"
 	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/status"
 	"vpc-cni/store"
 )
@@ -42,6 +43,11 @@ func nodeRulesCommand() *cli.Command {
 				}
 				return nil
 			},
+		}, {
+			Name: "sysctls",
+			Usage: "set the kernel settings the node rules need (rp_filter, IPv6 forwarding) from the node the last " +
+				"pass learnt, without EC2; the boot unit runs it, as the timer's passes may not write /proc/sys",
+			Action: setNodeSysctls,
 		}, {
 			Name:  "remove",
 			Usage: "delete the nftables table and the fwmark rule; stop the reconcile timer first, or the next pass puts them back",
@@ -97,4 +103,33 @@ func inNodeNamespace(st *store.Store) error {
 		return fmt.Errorf("no link here has the primary ENI's MAC %s: this is not the node's network namespace, whose rules stay (run it in the node's namespace)", node.PrimaryMAC)
 	}
 	return nil
+}
+
+// setNodeSysctls sets the node's sysctls; a namespace without the primary
+// ENI's link is not this node's to set.
+func setNodeSysctls(c *cli.Context) error {
+	node, snap, err := learntPool(c)
+	if err != nil {
+		return err
+	}
+	in, err := knobInputs(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := reconcile.NodeRulesConfig(node, snap, in)
+	if err != nil {
+		return err
+	}
+	if cfg.PrimaryIf == "" {
+		fmt.Fprintln(c.App.Writer, "not managed here: no link has the primary ENI's MAC "+node.PrimaryMAC)
+		return nil
+	}
+	set, err := hostnet.EnsureSysctls(cfg)
+	for _, s := range set {
+		fmt.Fprintln(c.App.Writer, "set        "+s)
+	}
+	if err == nil && len(set) == 0 {
+		fmt.Fprintln(c.App.Writer, "unchanged  the node's sysctls")
+	}
+	return err
 }

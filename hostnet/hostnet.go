@@ -85,12 +85,20 @@ func Ensure(cfg Config) (repaired []string, err error) {
 	if repaired = append(repaired, more...); err != nil {
 		return repaired, err
 	}
+	set, err := EnsureSysctls(cfg)
+	return append(repaired, set...), err
+}
+
+// EnsureSysctls writes the kernel settings cfg needs (loose rp_filter on the
+// primary link; with IPv6, forwarding and accept_ra) that differ, and
+// nothing else: at boot, a process that may write /proc/sys sets them for
+// the passes that may not (*ReadOnlyError). Returns what it set.
+func EnsureSysctls(cfg Config) ([]string, error) {
 	want := cfg.sysctls()
 	if rp, ok := cfg.rpFilter(); ok {
 		want = append([]sysctl{rp}, want...)
 	}
-	set, err := ensureSysctls(want)
-	return append(repaired, set...), err
+	return ensureSysctls(want)
 }
 
 // ensureTable rebuilds our table of family unless it already is want.

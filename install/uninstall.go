@@ -42,7 +42,7 @@ func (in *installer) uninstall(purge bool) error {
 		filepath.Join(unitDir, MaxPodsServiceName), in.KubeletDropIn,
 		in.cli(), filepath.Join(in.CNIBin, plugin.Name)}
 	if purge {
-		paths = append(paths, in.Config, in.StateDir, logDir)
+		paths = append(paths, in.Config, in.StateDir, store.OuterLockPath(in.StateDir), logDir)
 	}
 	for _, p := range paths {
 		if err := in.remove(p); err != nil {

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -46,6 +47,7 @@ type poolView struct {
 	settings store.Settings
 	snap     pool.Snapshot
 	v6       store.IPv6Pool
+	last     store.ReconcileReport // the last pass's outcome
 }
 
 // readPool reads the node's pool in one transaction.
@@ -58,6 +60,9 @@ func (c *call) readPool() (v poolView, err error) {
 			return err
 		}
 		if v.v6, _, err = tx.IPv6Pool(); err != nil {
+			return err
+		}
+		if v.last, _, err = tx.ReconcileReport(); err != nil {
 			return err
 		}
 		v.snap, err = tx.Snapshot()
@@ -80,14 +85,53 @@ func (c *call) judge(v poolView, now time.Time) error {
 		return unavailable("no IPv6 /80 on the primary ENI yet; the next reconcile pass assigns one")
 	}
 	full := reconcile.Fullness(v.node, knobs, v.snap, now, 0)
-	if full.Full && full.Held == 0 {
+	if why := cannotServe(full, v.last); why != "" && !knobs.Pool.IPv4Off && !c.podsRun(v.snap) {
 		// Never served and cannot: no pod of ours runs here to evict.
-		return unavailable("no pod address on the node and none can be had: " + full.Message())
+		return unavailable("no pod address on the node and none can be had: " + why)
 	}
 	if full.Full {
 		c.log.Info("ready, but full: ADDs fail with code 11 until an address frees", "limit", full.Limit, "why", full.Message())
 	}
 	return nil
+}
+
+// cannotServe is why a node that holds no pod address cannot get one ("" if
+// it holds one or may get one): the policy finds no way to grow, or the last
+// pass was refused by EC2 for a cause the next one meets again (a missing
+// IAM action, a full subnet, a limit), so the grow the plan wants will not
+// happen. A throttle or an unreachable endpoint passes: it is not the node's.
+func cannotServe(full pool.Fullness, last store.ReconcileReport) string {
+	switch {
+	case full.Held > 0:
+		return ""
+	case full.Full:
+		return full.Message()
+	case last.Error != "" && reconcile.RefusesGrowth(last.Cause):
+		return fmt.Sprintf("EC2 refused the last reconcile pass (%s, %s): %s", last.Cause,
+			last.Time.UTC().Format(time.RFC3339), last.Error)
+	}
+	return ""
+}
+
+// podsRun reports whether any pod may run here: an address of any pool is
+// assigned, or the kernel routes to a live pod's veth (a pod of a state the
+// store lost). A STATUS error would make the node NotReady and evict them.
+func (c *call) podsRun(snap pool.Snapshot) bool {
+	for _, e := range snap.ENIs {
+		for _, b := range e.Blocks {
+			for _, a := range b.Addrs {
+				if a.State == pool.Assigned {
+					return true
+				}
+			}
+		}
+	}
+	hs, err := c.listHost()
+	if err != nil {
+		c.log.Warn("reading the pods' wiring; STATUS counts the node as serving", "err", err)
+		return true
+	}
+	return hs.RunningPods() > 0
 }
 
 // cniMessage is a CNI error's message, or err's text.

@@ -160,3 +160,70 @@ func TestStatusOnALostStateFileSaysSo(t *testing.T) {
 	n.host.wiring = running
 	wantCode(t, n.status(nil), types.ErrPluginNotAvailable, "state lost: 2 running pods' wiring found with no state; run `vpcctl state rebuild`")
 }
+
+// refusedPass records a last pass that failed for cause.
+func refusedPass(n *testNode, cause, msg string) {
+	n.update(func(tx *store.Tx) error {
+		return tx.PutReconcileReport(store.ReconcileReport{Time: time.Now(), Error: msg, Cause: cause})
+	})
+}
+
+const deniedCreate = "ec2:CreateNetworkInterface: not authorized to call ec2:CreateNetworkInterface (UnauthorizedOperation); " +
+	"allow IAM action ec2:CreateNetworkInterface for the node's role or credentials"
+
+// A node that holds no pod address and whose last pass EC2 refused for a
+// cause the next pass meets again cannot start a pod, and says why; a
+// passing trouble (a throttle) leaves it ready.
+func TestStatusOfANodeThatHoldsNothingAndMayNotGrow(t *testing.T) {
+	for _, c := range []struct{ cause, msg, want string }{
+		{"unauthorized", deniedCreate, "(unauthorized, "},
+		{"subnet-full", "ec2:CreateNetworkInterface: the subnet has no free addresses", "(subnet-full, "},
+		{"limit", "ec2:AssignPrivateIpAddresses: PrivateIpAddressLimitExceeded", "(limit, "},
+		{"throttled", "ec2:CreateNetworkInterface: throttled", ""},
+		{"unreachable", "ec2: not reachable", ""},
+	} {
+		n := newTestNode(t).seed(pool.Limits{MaxENIs: 3, IPv4PerENI: 4}, eni(0))
+		refusedPass(n, c.cause, c.msg)
+		err := n.status(nil)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: STATUS %v, want success", c.cause, err)
+			}
+			continue
+		}
+		wantCode(t, err, types.ErrPluginNotAvailable, "no pod address on the node and none can be had: EC2 refused the last reconcile pass "+c.want)
+		wantCode(t, err, types.ErrPluginNotAvailable, c.msg)
+	}
+}
+
+// Capacity never fails STATUS on a node where a pod runs: an assigned
+// address (here a profile pod's, outside the default pool) or a live pod's
+// route the store does not know.
+func TestStatusOfANodeWithRunningPodsWhoseGrowsAreRefusedIsReady(t *testing.T) {
+	n := newTestNode(t).seed(pool.Limits{MaxENIs: 3, IPv4PerENI: 4}, eni(0))
+	refusedPass(n, "unauthorized", deniedCreate)
+	n.host.wiring = running
+	if err := n.status(nil); err != nil {
+		t.Fatalf("live pods' routes: %v", err)
+	}
+	t.Setenv(settings.IMDSOnlyMode, "true")
+	if err := n.status(nil); err != nil {
+		t.Fatalf("live pods' routes, no growth: %v", err)
+	}
+}
+
+// IPv6-only pods need the /80, not IPv4 addresses: a refused IPv4 grow
+// does not make such a node unavailable.
+func TestStatusOfAnIPv6NodeIgnoresARefusedIPv4Grow(t *testing.T) {
+	n := newTestNode(t).seed(pool.Limits{MaxENIs: 3, IPv4PerENI: 4}, eni(0))
+	n.update(func(tx *store.Tx) error {
+		return tx.PutIPv6Pool(store.IPv6Pool{Prefix: netip.MustParsePrefix("fd00:1::/80")})
+	})
+	refusedPass(n, "unauthorized", deniedCreate)
+	t.Setenv(settings.EnableIPv6, "true")
+	t.Setenv(settings.EnableIPv4, "false")
+	t.Setenv(settings.PrefixDelegation, "true")
+	if err := n.status(nil); err != nil {
+		t.Fatalf("an IPv6 node with its /80: %v", err)
+	}
+}

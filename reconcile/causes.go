@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"vpc-cni/cloud"
 	"vpc-cni/settings"
@@ -96,3 +97,12 @@ func Cause(err error) string {
 	}
 	return cloud.KindOther.String()
 }
+
+// growthRefusals are the causes EC2 gives a pass's grow again on the next
+// try, whatever the timing: only the operator (or freed space) ends them.
+var growthRefusals = []string{cloud.KindUnauthorized.String(), cloud.KindSubnetFull.String(), cloud.KindLimit.String()}
+
+// RefusesGrowth reports whether a pass that failed for cause could not have
+// grown the pool and the next one will not either (STATUS of a node that
+// holds no pod address reads it).
+func RefusesGrowth(cause string) bool { return slices.Contains(growthRefusals, cause) }

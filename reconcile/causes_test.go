@@ -50,3 +50,18 @@ func TestCauseOfUnknownNameIsOther(t *testing.T) {
 		t.Errorf("CauseOf(unknown) = %+v, %v; want the %q entry and false", c, ok, cloud.KindOther)
 	}
 }
+
+// The causes that make STATUS of an empty node fail are in the table, and
+// a passing trouble is not among them.
+func TestGrowthRefusalsAreCauses(t *testing.T) {
+	for _, name := range growthRefusals {
+		if _, ok := CauseOf(name); !ok {
+			t.Errorf("growth refusal %q is not in the table of causes", name)
+		}
+	}
+	for _, name := range []string{"throttled", "unreachable", "timeout", "other", ""} {
+		if RefusesGrowth(name) {
+			t.Errorf("RefusesGrowth(%q) = true; it passes by itself", name)
+		}
+	}
+}

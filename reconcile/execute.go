@@ -122,6 +122,7 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 	if why := p.vetoed(info); why != "" { // before the teardown: the pod's traffic still uses its table
 		return fmt.Errorf("%w: not detaching or deleting %s: %s", errVetoed, eniID, why)
 	}
+	p.markDeleting(eniID)
 	if p.Host != nil && attached {
 		e := pool.ENI{ID: eniID, DeviceIndex: info.DeviceIndex, MAC: info.MAC, PrimaryIP: info.PrimaryIP}
 		e.SubnetID = info.SubnetID
@@ -137,6 +138,15 @@ func (p *pass) deleteENI(ctx context.Context, eniID string, truth []cloud.ENIInf
 		checkpoint(cpDetached)
 	}
 	return p.deleteWhenDetached(ctx, eniID)
+}
+
+// markDeleting records that the pass lets eniID go, whether or not the
+// detach and delete then succeed: a failed one is repaired from its intent.
+func (p *pass) markDeleting(eniID string) {
+	if p.deleting == nil {
+		p.deleting = map[string]bool{}
+	}
+	p.deleting[eniID] = true
 }
 
 func (p *pass) deleteWhenDetached(ctx context.Context, eniID string) error {

@@ -25,6 +25,9 @@ func (p *pass) setupHosts() {
 	}
 	var ready []pool.ENI
 	for _, e := range p.unready {
+		if p.deleting[e.ID] {
+			continue
+		}
 		e.SubnetCIDR = p.subnetOf(ctx, e)
 		if err := p.setupENI(e); err != nil {
 			p.log().Info("ENI not ready yet", "eni", e.ID, "err", err)
@@ -86,7 +89,7 @@ func (p *pass) setupENI(e pool.ENI) error {
 // address or its rule (networkd or DHCP on a hot-plugged ENI, an operator's
 // ip route flush). SetupENI is idempotent: on a node in order it reads and
 // rewrites the same routes. An ENI whose link is gone is left to the next
-// EC2 read.
+// EC2 read; one this pass tore down to detach or delete is left alone.
 func (p *pass) repairHosts() {
 	if p.Host == nil {
 		return
@@ -94,6 +97,9 @@ func (p *pass) repairHosts() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, e := range p.ready {
+		if p.deleting[e.ID] {
+			continue
+		}
 		if !e.SubnetCIDR.IsValid() {
 			e.SubnetCIDR = p.subnetOf(ctx, e)
 		}

@@ -44,9 +44,10 @@ func TestExcessIsReleasedOnlyAfterTheDelayAndEmptyENIsAreDeleted(t *testing.T) {
 	}
 }
 
-// TestLeakedENIsAreSweptHourly: ENIs tagged as ours, unattached and older
-// than five minutes are deleted on the first pass and then at most every
-// LeakSweepEvery; a young one is left for later.
+// TestLeakedENIsAreSweptEverySixHours: ENIs tagged as ours, unattached and
+// older than five minutes are deleted on the first pass and then at most
+// every LeakSweepEvery; a young one is left, and the sweep stays due until
+// it is old enough.
 func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	n := newNode(t, "t3.small", nil)
 	n.pass() // learns the node (VPC, subnet); the first sweep finds nothing
@@ -65,10 +66,10 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	if !slices.ContainsFunc(events, func(e store.Event) bool { return e.Kind == "leaked-eni" && strings.Contains(e.Message, old) }) {
 		t.Errorf("no leaked-eni event names the deleted %s: %+v", old, events)
 	}
-	for _, id := range others {
-		if !n.exists(id) {
-			t.Fatalf("the sweep deleted %s, which this node did not create", id)
-		}
+	wantKept(t, n, others)
+	n.clock.Advance(leakAge)
+	if n.pass(); n.exists(young) {
+		t.Fatal("the sweep, due while a young ENI waited, left it once it was old enough")
 	}
 	later := n.leak(t, time.Hour)
 	n.clock.Advance(10 * time.Minute)
@@ -81,13 +82,11 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	}
 	n.clock.Advance(LeakSweepEvery)
 	n.pass()
-	if n.exists(later) || n.exists(young) {
+	if n.exists(later) {
 		t.Fatal("the next sweep left leaked ENIs that are old enough")
 	}
+	wantKept(t, n, others)
 	for _, id := range others {
-		if !n.exists(id) {
-			t.Fatalf("a later sweep deleted %s, which this node did not create", id)
-		}
 		if err := n.r.Cloud.DeleteENI(ctxFor(t), id); err != nil { // the test's own clean-up
 			t.Fatal(err)
 		}
@@ -95,31 +94,38 @@ func TestLeakedENIsAreSweptEverySixHours(t *testing.T) {
 	checkAgrees(t, n.sim, n.st)
 }
 
-// A state file's first sweep (a new node, or state lost and rebuilt)
-// deletes this node's unattached ENIs created before the pass, however
-// young: the lost file's intents would have attached or deleted them, and no
-// pass of this node creates one while the sweep holds the lock. Later passes
-// keep the age rule (TestLeakedENIsAreSweptEverySixHours).
-func TestANewStateFileSweepsOrphanedENIsAtOnce(t *testing.T) {
-	n := newNode(t, "t3.small", nil)
-	n.pass()
-	n.clock.Advance(time.Minute)
-	orphan := n.leak(t, 10*time.Second) // created by a pass whose state file then went
-	others := n.othersLeak(t)
-	if n.pass(); !n.exists(orphan) {
-		t.Fatal("a pass of the same state file deleted a 10-second-old ENI")
-	}
-	lost := attachNode(t, n.sim, t.TempDir(), nil)
-	lost.r.Now = n.clock.Now
-	lost.pass()
-	if n.exists(orphan) {
-		t.Fatalf("the first pass of a new state file left the orphaned ENI %s", orphan)
-	}
-	for _, id := range others {
+func wantKept(t *testing.T, n *node, ids []string) {
+	t.Helper()
+	for _, id := range ids {
 		if !n.exists(id) {
 			t.Fatalf("the sweep deleted %s, which this node did not create", id)
 		}
 	}
+}
+
+// A state file's first sweep (a new node, or the state dir wiped) leaves
+// this node's young unattached ENIs too: a pass that began under the wiped
+// directory's lock may be creating or attaching one. They go once they are
+// old enough, without waiting LeakSweepEvery.
+func TestANewStateFileLeavesYoungENIsUntilTheyAreOldEnough(t *testing.T) {
+	n := newNode(t, "t3.small", nil)
+	n.pass()
+	n.clock.Advance(time.Minute)
+	young := n.leak(t, 10*time.Second) // a create of a pass whose state dir then went
+	others := n.othersLeak(t)
+	if n.pass(); !n.exists(young) {
+		t.Fatal("a pass of the same state file deleted a 10-second-old ENI")
+	}
+	wiped := attachNode(t, n.sim, t.TempDir(), nil)
+	wiped.r.Now = n.clock.Now
+	if wiped.pass(); !wiped.exists(young) {
+		t.Fatalf("the first pass of a new state file deleted the 10-second-old ENI %s", young)
+	}
+	n.clock.Advance(leakAge)
+	if wiped.pass(); wiped.exists(young) {
+		t.Fatalf("the new state file's sweep left %s once it was old enough", young)
+	}
+	wantKept(t, wiped, others)
 }
 
 // leak creates an ENI of this node's kind that was never attached, created

@@ -120,6 +120,8 @@ type pass struct {
 	unready       []pool.ENI     // secondary ENIs whose host side is not set up, as the pass left them
 	ready         []pool.ENI     // secondary ENIs whose host side was set up: a full pass checks it again
 
+	deleting map[string]bool // ENIs this pass tore down to detach or delete: their host side is not set up again
+
 	fullSubnets map[string]time.Time    // subnets marked full, as the plan saw them
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets

@@ -11,9 +11,10 @@ import (
 // Leaked ENIs (this node's instance tag, vpc-cni's description prefix,
 // available, a createdAt older than leakAge) are deleted, at most leakBatch
 // per pass and at most once per LeakSweepEvery; DISABLE_LEAKED_ENI_CLEANUP
-// (or no provisioning at all) turns the sweep off. A detached ENI that
-// lacks any of these (an adopted ENI with a user's description, another
-// node's) is never deleted.
+// (or no provisioning at all) turns the sweep off. While a younger one is
+// there the sweep stays due, so it goes soon after it comes of age. A
+// detached ENI that lacks any of these (an adopted ENI with a user's
+// description, another node's) is never deleted.
 const (
 	leakAge   = 5 * time.Minute
 	leakBatch = 5
@@ -31,16 +32,15 @@ func (p *pass) sweepLeaked(ctx context.Context) {
 	if !p.cfg.LeakSweep() || now.Sub(p.lastLeakSweep) < LeakSweepEvery {
 		return
 	}
-	age := leakAge
-	if p.lastLeakSweep.IsZero() {
-		age = orphanAge(p.rep.Time, now)
-	}
-	p.lastLeakSweep = now
 	p.rep.Calls = append(p.rep.Calls, "DescribeNetworkInterfaces")
-	leaked, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, age, now)
+	loose, err := p.Cloud.LeakedENIs(ctx, p.node.VPCID, p.node.InstanceID, anyAge, now)
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "leaked-ENI sweep: "+err.Error())
 		return
+	}
+	leaked, young := byAge(loose, now)
+	if young == 0 {
+		p.lastLeakSweep = now // else the sweep stays due: the young ones are deleted once they are old enough
 	}
 	for i, e := range leaked {
 		if i == leakBatch {
@@ -61,12 +61,18 @@ func (p *pass) sweepLeaked(ctx context.Context) {
 	}
 }
 
-// orphanAge is the age a leaked ENI needs in a state file's first sweep
-// (a new node, or state lost and rebuilt): created before this pass began.
-// The intents of a lost file are gone, so nothing else would ever attach
-// or delete such an ENI, and no pass of this node is creating one now: we
-// hold the reconcile lock, under which every create runs. An ENI this pass
-// created itself is younger and left alone.
-func orphanAge(passStart, now time.Time) time.Duration {
-	return max(now.Sub(passStart), 0)
+// byAge splits loose ENIs into those older than leakAge and a count of the
+// younger. A young one is never a leak yet, even on a state file's first
+// sweep: a pass that began before the state dir was wiped may be creating
+// or attaching it (its intent is in the file that went), and its own
+// reconcile.lock went with the directory.
+func byAge(loose []cloud.ENIInfo, now time.Time) (old []cloud.ENIInfo, young int) {
+	for _, e := range loose {
+		if now.Sub(e.CreatedAt) > leakAge {
+			old = append(old, e)
+		} else {
+			young++
+		}
+	}
+	return old, young
 }

@@ -15,22 +15,64 @@ const (
 	lockEX = unix.LOCK_EX
 )
 
-// LockReconcile takes the exclusive reconcile lock (reconcile.lock), so
-// reconcilers take turns. Without wait it tries once; with wait it waits
-// up to timeout (timeout <= 0: as long as it takes). acquired is false,
-// with a nil error, when another process holds the lock; unlock releases it.
+// LockReconcile takes the exclusive reconcile lock, so reconcilers take
+// turns: first the lock beside the state directory (OuterLockPath), which
+// outlives a wiped directory, then reconcile.lock inside it, which a binary
+// that knows only that one takes. Without wait it tries once; with wait it
+// waits up to timeout for each (timeout <= 0: as long as it takes).
+// acquired is false, with a nil error, when another process holds either;
+// unlock releases both.
 func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), acquired bool, err error) {
 	if !wait {
 		timeout = 0
 	} else if timeout <= 0 {
 		timeout = -1
 	}
-	release, acquired, err := lockFile(s.ReconcileLockPath(), lockEX, timeout)
+	outer, acquired, err := lockOwnFile(s.OuterLockPath(), timeout)
 	if !acquired || err != nil {
-		return release, acquired, err
+		return outer, acquired, err
+	}
+	inner, acquired, err := lockFile(s.ReconcileLockPath(), lockEX, timeout)
+	if !acquired || err != nil {
+		outer()
+		return inner, acquired, err
 	}
 	s.id.setLocked(true) // Create may make the file
-	return func() { s.id.setLocked(false); release() }, true, nil
+	return func() { s.id.setLocked(false); inner(); outer() }, true, nil
+}
+
+// OuterLockPath is the reconcile lock beside the state directory,
+// <parent>/<dir name>.reconcile.lock (/var/lib/vpc-cni.reconcile.lock): a
+// pass still running under a removed directory's reconcile.lock holds it,
+// so the next pass, on a directory made anew, waits for that one instead
+// of sweeping the ENI it is creating.
+func (s *Store) OuterLockPath() string { return OuterLockPath(s.dir) }
+
+// OuterLockPath is the reconcile lock beside state directory dir.
+func OuterLockPath(dir string) string {
+	dir = filepath.Clean(dir)
+	return filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"."+ReconcileLockFile)
+}
+
+// lockOwnFile flocks path exclusively, as lockFile does, and refuses a file
+// another user owns or may open: in a directory others may write, they
+// could have made it to hold the lock against every pass.
+func lockOwnFile(path string, timeout time.Duration) (func(), bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	if uid := os.Geteuid(); int(st.Uid) != uid || st.Mode&0o077 != 0 {
+		f.Close()
+		return nil, false, fmt.Errorf("lock file %s: owned by uid %d with mode %o, want uid %d and mode 600: remove it",
+			path, st.Uid, st.Mode&0o777, uid)
+	}
+	return flocked(f, path, lockEX, timeout)
 }
 
 // lockDB takes state.db.lock, shared for readers and exclusive for writers,
