@@ -1,8 +1,11 @@
 package commands
 
 import (
+	"bufio"
+	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -203,5 +206,46 @@ func TestNoHeaders(t *testing.T) {
 	without.want(t, 0, "adopted")
 	if strings.Contains(without.stdout, "KIND") {
 		t.Errorf("events --no-headers has its header:\n%s", without.stdout)
+	}
+}
+
+// events --follow prints what is there, then each new event as it is
+// recorded, and ends on SIGINT with exit 0.
+func TestEventsFollow(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	dir := t.TempDir()
+	vpc(t, env, "--state-dir", dir, "reconcile").want(t, 0)
+	cmd := exec.Command(vpcctl, "--state-dir", dir, "events", "--follow", "-o", "json")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	waitFor := func(kind string) {
+		t.Helper()
+		for lines.Scan() {
+			var e struct{ Kind, Message string }
+			if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
+				t.Fatalf("not one JSON object per line: %q: %v", lines.Text(), err)
+			}
+			if e.Kind == kind {
+				return
+			}
+		}
+		t.Fatalf("events --follow ended before a %s event: %v", kind, lines.Err())
+	}
+	waitFor("adopted")
+	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "40").want(t, 0)
+	waitFor("ec2")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("events --follow on SIGINT: %v", err)
 	}
 }

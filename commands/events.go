@@ -1,18 +1,28 @@
 package commands
 
 import (
+	"encoding/json"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/status"
+	"vpc-cni/store"
 )
 
 func eventsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "events",
 		Usage: "show recent pool events (EC2 actions, adoptions, repairs, lost addresses) and counters",
+		Description: `With --follow, the newest events, then each new one as it is recorded (polled every
+second) until interrupted: one table row, or with -o json one JSON object, per event.`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "how many of the newest events"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted"},
 			outputFlag("table"),
 		},
 		Before: noArgs,
@@ -27,6 +37,9 @@ func eventsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if c.Bool("follow") {
+				return followEvents(c, st)
+			}
 			out, err := status.LoadEvents(st, c.Int("limit"))
 			if err != nil {
 				return err
@@ -34,4 +47,50 @@ func eventsCommand() *cli.Command {
 			return render(c, out, func(t *printers.Table) { status.EventsTable(t, out) })
 		},
 	}
+}
+
+// followPoll is how often --follow reads the state file: one short read
+// transaction, as any status command.
+const followPoll = time.Second
+
+// followEvents prints the newest events, then every new one, until SIGINT or
+// SIGTERM. A state file replaced by a rebuild starts its numbering again:
+// its events are new.
+func followEvents(c *cli.Context, st *store.Store) error {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f, _ := format(c)
+	var last uint64
+	for first := true; ; first = false {
+		out, err := status.LoadEvents(st, c.Int("limit"))
+		if err != nil {
+			return err
+		}
+		if n := len(out.Events); n > 0 && out.Events[n-1].Seq < last {
+			last = 0
+		}
+		for _, e := range out.Events {
+			if e.Seq <= last && !first {
+				continue
+			}
+			last = e.Seq
+			if err := printEvent(c, f, e); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+func printEvent(c *cli.Context, format string, e status.EventView) error {
+	if format == "json" || format == "yaml" {
+		return json.NewEncoder(c.App.Writer).Encode(e)
+	}
+	return printers.Render(c.App.Writer, format, true, e, func(t *printers.Table) {
+		t.Row(e.Time.Format(time.RFC3339), e.Kind, e.WithPods())
+	})
 }

@@ -14,6 +14,7 @@ type Event struct {
 	Time    time.Time `json:"time"`
 	Kind    string    `json:"kind"`
 	Message string    `json:"message"`
+	Seq     uint64    `json:"seq,omitempty"` // its place in the file, set when read (events --follow)
 }
 
 // AddCounter adds delta to the named counter.
@@ -49,6 +50,7 @@ func (t *Tx) AddEvent(e Event) error {
 	if err != nil {
 		return err
 	}
+	e.Seq = 0 // the key holds it
 	if err := t.putJSON(bEvents, binary.BigEndian.AppendUint64(nil, seq), e); err != nil {
 		return err
 	}
@@ -77,6 +79,9 @@ func (t *Tx) Events(limit int) ([]Event, error) {
 		var e Event
 		if err := jsonValue(v, &e); err != nil {
 			return nil, fmt.Errorf("%s: event %x: %w", t.path, k, err)
+		}
+		if len(k) == 8 {
+			e.Seq = binary.BigEndian.Uint64(k)
 		}
 		out = append(out, e)
 	}
