@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -225,23 +226,25 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	stuck := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() }) // a hang ends the read, not the test binary
+	defer stuck.Stop()
 	lines := bufio.NewScanner(out)
-	waitFor := func(kind string) {
+	waitFor := func(kind, says string) {
 		t.Helper()
 		for lines.Scan() {
 			var e struct{ Kind, Message string }
 			if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
 				t.Fatalf("not one JSON object per line: %q: %v", lines.Text(), err)
 			}
-			if e.Kind == kind {
+			if e.Kind == kind && strings.Contains(e.Message, says) {
 				return
 			}
 		}
-		t.Fatalf("events --follow ended before a %s event: %v", kind, lines.Err())
+		t.Fatalf("events --follow ended before a %s event saying %q: %v", kind, says, lines.Err())
 	}
-	waitFor("adopted")
-	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "40").want(t, 0)
-	waitFor("ec2")
+	waitFor("adopted-eni", "device 0")
+	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "5").want(t, 0)
+	waitFor("assign", "WARM_IP_TARGET=5") // recorded after --follow started
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
