@@ -243,8 +243,8 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatalf("events --follow ended before a %s event saying %q: %v", kind, says, lines.Err())
 	}
 	waitFor("adopted-eni", "device 0")
-	vpc(t, env, "--state-dir", dir, "pool", "warm", "--ip-target", "5").want(t, 0)
-	waitFor("assign", "WARM_IP_TARGET=5") // recorded after --follow started
+	vpc(t, with(env, "WARM_IP_TARGET=abc"), "--state-dir", dir, "reconcile").want(t, 2)
+	waitFor("reconcile-failed", "WARM_IP_TARGET") // recorded after --follow started
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
