@@ -18,7 +18,7 @@ func TestDoctorWarnsWhenAnyPodMayPickAProfile(t *testing.T) {
 		want     []string
 		not      string
 	}{
-		{[]status.ProfileStatus{blue, gold}, []string{"warning: any pod may pick the network profile(s) gold", "PROFILE_<NAME>_NAMESPACES", "VPC_CNI_PROFILE_ADMISSION=true"}, "blue"},
+		{[]status.ProfileStatus{blue, gold}, []string{"warning: any pod may pick the network profile gold", "PROFILE_<NAME>_NAMESPACES", "VPC_CNI_PROFILE_ADMISSION=true"}, "blue"},
 		{[]status.ProfileStatus{blue}, []string{"bound to namespaces on the node: blue: web,api"}, "warning"},
 		{nil, []string{"no profile configured"}, "warning"},
 	}

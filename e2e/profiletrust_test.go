@@ -72,7 +72,7 @@ func (w *world) assertOnlyBlueIsOpen(t *testing.T) {
 		t.Fatalf("doctor -o json: %v", err)
 	}
 	i := slices.IndexFunc(rep, func(f struct{ Check, Detail string }) bool { return f.Check == "profile trust" })
-	if i < 0 || !strings.Contains(rep[i].Detail, "any pod may pick the network profile(s) blue") || strings.Contains(rep[i].Detail, "gold") {
+	if i < 0 || !strings.Contains(rep[i].Detail, "any pod may pick the network profile blue") || strings.Contains(rep[i].Detail, "gold") {
 		t.Errorf("doctor: %+v; want a warning naming blue alone", rep)
 	}
 	r := w.vpcctl(nil, "pool", "status")

@@ -56,8 +56,12 @@ func OpenProfilesWarning(names []string) string {
 	if len(names) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("any pod may pick the network profile(s) %s (annotation %s): bind each to namespaces with %s, "+
-		"or apply the admission policy and set %s=true", strings.Join(names, ", "), ProfileAnnotation,
+	what := "the network profile "
+	if len(names) > 1 {
+		what = "the network profiles "
+	}
+	return fmt.Sprintf("any pod may pick %s%s (annotation %s): bind each to namespaces with %s, "+
+		"or apply the admission policy and set %s=true", what, strings.Join(names, ", "), ProfileAnnotation,
 		ProfileKey("<name>", ProfileNamespaces), ProfileAdmission)
 }
 
