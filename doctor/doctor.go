@@ -68,7 +68,7 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		r = append(r, f)
 	}
 	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s), checkNotOurs(s),
-		checkFull(s), checkGrowth(s), checkGarbage(st, in), checkNodeRules(s), checkProfiles(s))
+		checkFull(s), checkGrowth(s), checkGarbage(st, in), checkNodeRules(s), checkProfiles(s), checkProfileTrust(s))
 }
 
 // WithoutState is doctor on a state dir with no state file: a report and

@@ -48,3 +48,29 @@ func checkProfiles(s status.PoolStatus) Finding {
 	}
 	return Finding{"network profiles", true, strings.Join(each, "; ")}
 }
+
+// checkProfileTrust warns when any pod may pick a profile: no namespace
+// binds it on the node and no admission policy is declared. A warning,
+// not a fault: the node serves pods either way, and the cluster may trust
+// every namespace.
+func checkProfileTrust(s status.PoolStatus) Finding {
+	var open, bound []string
+	for _, p := range s.Profiles {
+		switch {
+		case p.AnyPod:
+			open = append(open, p.Name)
+		case len(p.Namespaces) > 0:
+			bound = append(bound, p.Name+": "+strings.Join(p.Namespaces, ","))
+		}
+	}
+	if len(open) > 0 {
+		return Finding{"profile trust", true, "warning: " + settings.OpenProfilesWarning(open)}
+	}
+	if len(bound) > 0 {
+		return Finding{"profile trust", true, "bound to namespaces on the node: " + strings.Join(bound, "; ")}
+	}
+	if len(s.Profiles) == 0 {
+		return Finding{"profile trust", true, "no profile configured"}
+	}
+	return Finding{"profile trust", true, "no profile is open to any pod (" + settings.ProfileAdmission + "=true: an admission policy decides)"}
+}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"vpc-cni/settings"
@@ -46,8 +45,10 @@ func cut(s string) string {
 }
 
 // pickProfile sets the ADD's profile from the pod's annotation, checked
-// against the node's configuration: a profile that is not configured, or
-// that PROFILES does not list, fails with code 7 naming it.
+// against the node's configuration: a profile that is not configured, that
+// PROFILES does not list, or that is bound to other namespaces than the
+// pod's fails with code 7. The message names only what the pod asked for:
+// a pod learns nothing of the node's other profiles.
 func (c *call) pickProfile() error {
 	name, err := c.cfg.podProfile()
 	if err != nil || name == "" {
@@ -57,29 +58,31 @@ func (c *call) pickProfile() error {
 	if err != nil {
 		return err
 	}
+	asked := settings.ProfileAnnotation + "=" + name
 	p, ok := e.Profile(name)
-	if !ok {
-		var known []string
-		for _, p := range e.Profiles {
-			known = append(known, p.Name)
-		}
-		slices.Sort(known)
-		list := "none is"
-		if len(known) > 0 {
-			list = strings.Join(known, ", ") + " are"
-		}
-		return invalid("the pod's annotation %s=%s names a profile this node does not have (%s configured: %s<NAME>_* keys)",
-			settings.ProfileAnnotation, name, list, settings.ProfilePrefix)
-	}
-	if !p.Allowed {
-		v := e.Value(settings.Profiles)
-		return invalid("the pod's annotation %s=%s names a profile this node does not serve (%s=%s, %s)",
-			settings.ProfileAnnotation, name, settings.Profiles, v.Value, v.Origin())
-	}
-	if e.Pool.IPv4Off {
-		return invalid("the pod's annotation %s=%s: a network profile gives pods an IPv4 of its ENIs, and this node gives pods none (%s=false)",
-			settings.ProfileAnnotation, name, settings.EnableIPv4)
+	switch {
+	case !ok:
+		return invalid("the pod's annotation %s names a profile this node does not have (no %s keys)",
+			asked, settings.ProfileKey(name, "*"))
+	case !p.Allowed:
+		return invalid("the pod's annotation %s names a profile this node does not serve (not in %s, %s)",
+			asked, settings.Profiles, e.Value(settings.Profiles).Origin())
+	case !p.Admits(c.pod.Namespace):
+		return invalid("the pod's annotation %s: profile %s is not for pods of namespace %s (%s, %s)",
+			asked, name, namespaceText(c.pod.Namespace), settings.ProfileKey(name, settings.ProfileNamespaces),
+			e.Value(settings.ProfileKey(name, settings.ProfileNamespaces)).Origin())
+	case e.Pool.IPv4Off:
+		return invalid("the pod's annotation %s: a network profile gives pods an IPv4 of its ENIs, and this node gives pods none (%s=false)",
+			asked, settings.EnableIPv4)
 	}
 	c.profile = name
 	return nil
+}
+
+// namespaceText names the pod's namespace, or says CNI_ARGS gave none.
+func namespaceText(ns string) string {
+	if ns == "" {
+		return "(none: no K8S_POD_NAMESPACE in CNI_ARGS)"
+	}
+	return ns
 }

@@ -3,8 +3,10 @@ package plugin
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 
 	"vpc-cni/pool"
@@ -61,16 +63,19 @@ func TestAPodGetsItsProfilesAddressAndADefaultPodNever(t *testing.T) {
 }
 
 func TestAPodsProfileMustBeConfiguredAndAllowed(t *testing.T) {
-	cases := []struct{ profile, want string }{
-		{"red", "vpc-cni.io/profile=red names a profile this node does not have (blue, gold are configured"},
-		{"blue", "vpc-cni.io/profile=blue names a profile this node does not serve (PROFILES=gold, file "},
-		{"Gold", `vpc-cni.io/profile="Gold": a profile name is lower-case letters`},
+	cases := []struct{ profile, want, notOthers string }{
+		{"red", "vpc-cni.io/profile=red names a profile this node does not have (no PROFILE_RED_* keys)", "gold"},
+		{"blue", "vpc-cni.io/profile=blue names a profile this node does not serve (not in PROFILES, file ", "gold"},
+		{"Gold", `vpc-cni.io/profile="Gold": a profile name is lower-case letters`, "blue"},
 	}
 	for _, c := range cases {
 		t.Run(c.profile, func(t *testing.T) {
 			n, cfg := profileNode(t)
 			out, err := n.run("ADD", n.args("p1", n.annotated(cfg, map[string]string{"vpc-cni.io/profile": c.profile})))
 			wantCode(t, err, types.ErrInvalidNetworkConfig, c.want)
+			if strings.Contains(err.Error(), c.notOthers) {
+				t.Errorf("the refusal names the node's other profile %s: %v", c.notOthers, err)
+			}
 			if out != "" || len(n.host.pods) != 0 || n.state("100.64.0.10") != pool.Free || n.state("100.64.1.10") != pool.Free {
 				t.Fatalf("the refused ADD changed state: printed %q, pods %v", out, n.host.pods)
 			}
@@ -103,4 +108,41 @@ func TestABadRuntimeConfigFailsOnlyTheAdd(t *testing.T) {
 	bad := n.conf("1.1.0", map[string]any{"configFile": cfg, "runtimeConfig": map[string]any{PodAnnotationsCapability: []int{1}}})
 	_, err := n.run("ADD", n.args("p1", bad))
 	wantCode(t, err, types.ErrInvalidNetworkConfig, `runtimeConfig["io.kubernetes.cri.pod-annotations"]`)
+}
+
+// A profile bound to namespaces on the node refuses a pod of any other
+// namespace (or of none) with code 7 naming the profile and the pod's
+// namespace, and takes nothing; a pod of a bound namespace gets it.
+func TestAProfileBoundToNamespacesRefusesOthers(t *testing.T) {
+	n, cfg := profileNode(t)
+	text := "PROFILE_GOLD_SECURITY_GROUPS=sg-1\nPROFILE_GOLD_NAMESPACES=team-a, team-b\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gold := n.annotated(cfg, map[string]string{"vpc-cni.io/profile": "gold"})
+	inNamespace := func(id, ns string) *skel.CmdArgs {
+		a := n.args(id, gold)
+		a.Args = "IgnoreUnknown=1;K8S_POD_NAMESPACE=" + ns + ";K8S_POD_NAME=" + id
+		return a
+	}
+	for ns, want := range map[string]string{
+		"other": "vpc-cni.io/profile=gold: profile gold is not for pods of namespace other (PROFILE_GOLD_NAMESPACES, file ",
+		"":      "profile gold is not for pods of namespace (none: no K8S_POD_NAMESPACE in CNI_ARGS)",
+	} {
+		out, err := n.run("ADD", inNamespace("o1", ns))
+		wantCode(t, err, types.ErrInvalidNetworkConfig, want)
+		if strings.Contains(err.Error(), "team-") {
+			t.Errorf("the refusal names the namespaces gold is bound to: %v", err)
+		}
+		if out != "" || len(n.host.pods) != 0 || n.state("100.64.1.10") != pool.Free {
+			t.Fatalf("the refused ADD changed state: printed %q, pods %v", out, n.host.pods)
+		}
+	}
+	out, err := n.run("ADD", inNamespace("a1", "team-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := resultIP(t, out); ip.String() != "100.64.1.10" {
+		t.Fatalf("team-b's gold pod got %s, want gold's 100.64.1.10", ip)
+	}
 }

@@ -38,7 +38,7 @@ const (
 // ProfileFields lists every field, the longest first so a key's suffix is
 // matched whole (WARM_IP_TARGET before a shorter one could take its end).
 var ProfileFields = []string{ProfileWarmPrefixTarget, ProfileMinIPTarget, ProfileSecurityGroups,
-	ProfileWarmENITarget, ProfileWarmIPTarget, ProfileSubnets, ProfileSNAT}
+	ProfileWarmENITarget, ProfileWarmIPTarget, ProfileNamespaces, ProfileSubnets, ProfileSNAT}
 
 // SNAT modes of a profile.
 const (
@@ -63,6 +63,9 @@ type Profile struct {
 	SNAT       string            `json:"snat"`
 	// Allowed: PROFILES is unset or names it; a pod may pick it.
 	Allowed bool `json:"allowed"`
+	// Namespaces: the namespaces whose pods may pick it; empty: any
+	// (profiletrust.go).
+	Namespaces []string `json:"namespaces,omitempty"`
 	// Pool is the profile pool's configuration: the node's, with the
 	// profile's own targets when it sets any, and Profile set.
 	Pool pool.Config `json:"-"`
@@ -207,6 +210,9 @@ func (r *resolver) profiles(e *Effective) error {
 	if err != nil {
 		return err
 	}
+	if e.ProfileAdmission, err = r.boolean(ProfileAdmission, false); err != nil {
+		return err
+	}
 	for _, name := range names {
 		p, err := r.profile(name, e.Pool)
 		if err != nil {
@@ -268,6 +274,9 @@ func (r *resolver) profile(name string, node pool.Config) (Profile, error) {
 	}
 	p.Subnets, p.SubnetTags = splitSubnets(subnets)
 	if p.SNAT, err = r.profileSNAT(name); err != nil {
+		return p, err
+	}
+	if err = r.profileTrust(&p); err != nil {
 		return p, err
 	}
 	p.Pool, err = r.profilePool(name, node)

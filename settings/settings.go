@@ -51,7 +51,7 @@ var FileKeys = []string{
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
 	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
 	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin,
-	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress, Profiles,
+	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress, Profiles, ProfileAdmission,
 }
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
@@ -133,6 +133,9 @@ type Effective struct {
 
 	// Profiles: the network profiles, by name (profiles.go).
 	Profiles []Profile `json:"profiles,omitempty"`
+	// ProfileAdmission: a cluster admission policy decides which namespace
+	// may pick which profile (profiletrust.go).
+	ProfileAdmission bool `json:"profileAdmission"`
 
 	Values []Value `json:"values"` // every knob, in a stable order
 }

@@ -67,6 +67,9 @@ type ProfileStatus struct {
 	Pending    []pool.Action  `json:"pending"`
 	Full       *pool.Fullness `json:"full,omitempty"`
 	ENIs       []string       `json:"enis"` // its ENIs' IDs
+	// AnyPod: any pod may pick it (settings.Effective.OpenProfiles): no
+	// namespace binds it on the node and no admission policy is declared.
+	AnyPod bool `json:"anyPod"`
 }
 
 // IPv6PoolStatus is the IPv6 pool: one /80 on the primary ENI, the /128s

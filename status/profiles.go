@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,12 +17,14 @@ import (
 func profilesStatus(ss storedState, cfg settings.Effective, pools []pool.Config, plans []pool.Plan, now time.Time) []ProfileStatus {
 	out := []ProfileStatus{}
 	growth := reconcile.NoProvisioning(cfg) == ""
+	open := cfg.OpenProfiles()
 	for i, c := range pools {
 		p, ok := cfg.Profile(c.Profile)
 		if !ok {
 			p = settings.Profile{Name: c.Profile, Pool: c}
 		}
-		ps := ProfileStatus{Profile: p, Configured: ok, Figures: plans[i].Figures, Pending: []pool.Action{}, ENIs: []string{}}
+		ps := ProfileStatus{Profile: p, Configured: ok, Figures: plans[i].Figures, Pending: []pool.Action{}, ENIs: []string{},
+			AnyPod: ok && slices.Contains(open, p.Name)}
 		if growth {
 			ps.Pending = append(ps.Pending, plans[i].Actions...)
 		}
@@ -51,8 +54,14 @@ func profileRows(t *printers.Table, ps []ProfileStatus) {
 			conf = "no longer configured: its pods keep their addresses, the rest goes back"
 		case !p.Allowed:
 			conf += "; not in PROFILES: no new pods"
+		case len(p.Namespaces) > 0:
+			conf += "; for namespaces " + strings.Join(p.Namespaces, ",")
 		}
 		t.Row("PROFILE "+p.Name, conf)
+		if p.AnyPod {
+			t.Row("", fmt.Sprintf("any pod may pick it: no %s and no admission policy (%s)",
+				settings.ProfileKey(p.Name, settings.ProfileNamespaces), settings.ProfileAdmission))
+		}
 		t.Row("", fmt.Sprintf("%s: %s on %d free, %d cooling, %d assigned (%d held); shortfall %d, excess %d%s",
 			f.Policy, printers.Plural(len(p.ENIs), "ENI", "ENIs"), f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 		for _, a := range p.Pending {
