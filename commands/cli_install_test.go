@@ -235,7 +235,7 @@ func TestInstallWritesTheKubeletCapacity(t *testing.T) {
 	other := t.TempDir()
 	vpc(t, env, "--config", "/etc/vpc/cfg", "install", "--root", other, "--kubelet-dropin", "/etc/kubelet.d/50-pods.conf").want(t, 0)
 	unit := mustRead(t, filepath.Join(other, "etc/systemd/system/vpc-cni-max-pods.service"))
-	for _, want := range []string{"--config /etc/vpc/cfg max-pods --write-kubelet-dropin /etc/kubelet.d/50-pods.conf\n",
+	for _, want := range []string{"--config /etc/vpc/cfg max-pods --from-imds --write-kubelet-dropin /etc/kubelet.d/50-pods.conf\n",
 		"--config /etc/vpc/cfg reconcile --wait", "ReadWritePaths=/var/lib/vpc-cni -/etc/kubelet.d\n"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("the boot unit lacks %q:\n%s", want, unit)

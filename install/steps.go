@@ -31,6 +31,11 @@ type Options struct {
 	// to EC2 and bounds it by --timeout); its error is worded for the
 	// operator and ends the install.
 	FirstPass func(st *store.Store, knobs settings.Inputs) (Pass, error)
+	// Image: installing into a machine image (an AMI builder): everything
+	// but node state. No pass runs and no state file is written; the units
+	// are enabled, not started; each instance made from the image learns
+	// itself at boot (image.go).
+	Image bool
 }
 
 // Pass is what the first reconcile did, as install reports it.
@@ -71,6 +76,9 @@ func (in *installer) installSteps(o Options) ([]func() error, error) {
 	bin, err := executable()
 	if err != nil {
 		return nil, err
+	}
+	if o.Image {
+		return in.imageSteps(o, bin, sets)
 	}
 	return []func() error{
 		func() error { return in.file(filepath.Join(in.CNIBin, plugin.Name), bin, 0o755) },
@@ -179,6 +187,9 @@ func (in *installer) scheduler(timer string) error {
 		}
 		if err := in.file(filepath.Join(unitDir, TimerName), []byte(deploy.Timer), 0o644); err != nil {
 			return err
+		}
+		if in.image {
+			return in.enableAtBoot(TimerName, in.changed > changedBefore)
 		}
 		return in.enableTimer(in.changed > changedBefore)
 	case "cron":
