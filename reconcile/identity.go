@@ -112,21 +112,17 @@ func (s SetAside) Event(now time.Time) store.Event {
 }
 
 // setAside renames another instance's state file to
-// state.db.<its instance ID>.<time>, mode 0600. The caller holds the
-// reconcile lock; a process inside the old file fails its write
-// (store.ErrReplaced) and tries again on the new one.
-func setAside(path string, f Foreign, now time.Time) (SetAside, error) {
+// state.db.<its instance ID>.<time>, mode 0600 (store.MoveAside: the
+// caller holds the reconcile lock).
+func setAside(st *store.Store, f Foreign, now time.Time) (SetAside, error) {
 	id := strings.Map(func(r rune) rune {
 		if r == '/' || r == os.PathSeparator {
 			return '_'
 		}
 		return r
 	}, f.StoredID)
-	to := fmt.Sprintf("%s.%s.%s", path, id, now.UTC().Format("20060102T150405Z"))
-	if err := os.Rename(path, to); err != nil {
-		return SetAside{}, fmt.Errorf("setting aside instance %s's state file: %w", f.StoredID, err)
-	}
-	if err := os.Chmod(to, 0o600); err != nil {
+	to := fmt.Sprintf("%s.%s.%s", st.Path(), id, now.UTC().Format("20060102T150405.000000000Z"))
+	if err := st.MoveAside(to); err != nil {
 		return SetAside{}, fmt.Errorf("setting aside instance %s's state file: %w", f.StoredID, err)
 	}
 	return SetAside{Path: to, Foreign: f}, nil
@@ -148,7 +144,7 @@ func (p *pass) confirmSelf(ctx context.Context) error {
 	if p.opts.DryRun {
 		return err
 	}
-	kept, err := setAside(p.Store.Path(), f, p.now())
+	kept, err := setAside(p.Store, f, p.now())
 	if err != nil {
 		return err
 	}
