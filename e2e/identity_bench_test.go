@@ -11,7 +11,7 @@ func BenchmarkIdentityCheck(b *testing.B) {
 	w := newWorld(b, worldOpts{env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 	p := w.newPod("bench")
 	conf := mustJSON(b, w.conf(nil))
-	status := []string{"CNI_COMMAND=STATUS"}
+	status := []string{"CNI_COMMAND=STATUS", "CNI_PATH=" + binDir}
 	var st, add, afterBoot samples
 	for b.Loop() {
 		st.timed(b, func() run { return w.execInNode(bin("vpc-cni"), status, conf) })
