@@ -115,12 +115,7 @@ func (s SetAside) Event(now time.Time) store.Event {
 // state.db.<its instance ID>.<time>, mode 0600 (store.MoveAside: the
 // caller holds the reconcile lock).
 func setAside(st *store.Store, f Foreign, now time.Time) (SetAside, error) {
-	id := strings.Map(func(r rune) rune {
-		if r == '/' || r == os.PathSeparator {
-			return '_'
-		}
-		return r
-	}, f.StoredID)
+	id := strings.ReplaceAll(f.StoredID, "/", "_") // a file name, whatever the record says
 	to := fmt.Sprintf("%s.%s.%s", st.Path(), id, now.UTC().Format("20060102T150405.000000000Z"))
 	if err := st.MoveAside(to); err != nil {
 		return SetAside{}, fmt.Errorf("setting aside instance %s's state file: %w", f.StoredID, err)
