@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"vpc-cni/deploy"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/simtest"
 	"vpc-cni/maxpods"
 )
@@ -235,7 +236,7 @@ func TestInstallWritesTheKubeletCapacity(t *testing.T) {
 	other := t.TempDir()
 	vpc(t, env, "--config", "/etc/vpc/cfg", "install", "--root", other, "--kubelet-dropin", "/etc/kubelet.d/50-pods.conf").want(t, 0)
 	unit := mustRead(t, filepath.Join(other, "etc/systemd/system/vpc-cni-max-pods.service"))
-	for _, want := range []string{"--config /etc/vpc/cfg max-pods --write-kubelet-dropin /etc/kubelet.d/50-pods.conf\n",
+	for _, want := range []string{"--config /etc/vpc/cfg max-pods --from-imds --write-kubelet-dropin /etc/kubelet.d/50-pods.conf\n",
 		"--config /etc/vpc/cfg reconcile --wait", "ReadWritePaths=/var/lib/vpc-cni -/etc/kubelet.d\n"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("the boot unit lacks %q:\n%s", want, unit)
@@ -251,5 +252,65 @@ func TestInstallWritesTheKubeletCapacity(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(none, p)); err == nil {
 			t.Errorf("--timer none wrote %s", p)
 		}
+	}
+}
+
+// --image installs everything but node state: no pass, no state file, no
+// kubelet drop-in (the boot unit writes it at each instance's boot); the
+// units and the conflist are there, the state dir exists and is empty. EC2
+// sees no call.
+func TestInstallImageWritesNoNodeState(t *testing.T) {
+	sim, env := newSim(t, "m5.large")
+	root := t.TempDir()
+	r := vpc(t, env, "install", "--root", root, "--image")
+	r.want(t, 0, "skipped    first reconcile (--image", "skipped    kubelet drop-in (--image",
+		"installed  /etc/systemd/system/vpc-cni-max-pods.service", "installed  /etc/cni/net.d/10-vpc-cni.conflist")
+	entries, err := os.ReadDir(filepath.Join(root, "var/lib/vpc-cni"))
+	if err != nil || len(entries) != 0 {
+		t.Errorf("the state dir after --image: %v, %v; want it empty", entries, err)
+	}
+	wantMode(t, filepath.Join(root, "var/lib/vpc-cni"), 0o700)
+	for _, p := range []string{"etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+			t.Errorf("--image wrote %s", p)
+		}
+	}
+	if calls := sim.Counters(); len(calls) != 0 {
+		t.Errorf("--image called EC2: %v", calls)
+	}
+	vpc(t, env, "install", "--root", t.TempDir(), "--image", "--timer", "cron").want(t, 2, "--image with --timer cron")
+}
+
+// The boot unit computes max pods for the instance it runs on: a state dir
+// made on a t3.small (an image builder) on an m5.large gives the m5.large's
+// 29 from IMDS, not the state's 11, even when the unit's pass failed.
+func TestBootUnitComputesMaxPodsForThisInstance(t *testing.T) {
+	_, builder := newSim(t, "t3.small")
+	dir := t.TempDir()
+	vpc(t, builder, "--state-dir", dir, "reconcile").want(t, 0)
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: "m5.large", InstanceID: "i-0b0b0b0b0b0b0b0b0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	env := append(sim.Env(), "AWS_MAX_ATTEMPTS=1")
+	var args []string
+	for _, line := range strings.Split(deploy.MaxPodsService, "\n") {
+		if cmd, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			args = strings.Fields(cmd)[1:] // the unit's vpcctl command line
+		}
+	}
+	dropIn := filepath.Join(dir, "kubelet.conf.d", "40.conf")
+	for i, a := range args {
+		if strings.HasSuffix(a, ".conf") {
+			args[i] = dropIn
+		}
+	}
+	vpc(t, env, append([]string{"--state-dir", dir}, args...)...).want(t, 0, "maxPods 29")
+	if got := mustRead(t, dropIn); !strings.Contains(got, "maxPods: 29\n") {
+		t.Errorf("the boot unit's drop-in on an m5.large from a t3.small's state:\n%s", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/simtest"
 
 	"vpc-cni/store"
@@ -41,21 +42,22 @@ func TestReconcileFailuresExit1(t *testing.T) {
 	cases := []struct {
 		name   string
 		fresh  bool // the node has not been learnt yet
-		breaks func(t *testing.T, env []string, deny func(string)) []string
+		breaks func(t *testing.T, env []string, sim *ec2sim.Sim) []string
 		says   []string
 		cause  string // what doctor names as the likely cause
 	}{
-		{"IMDS unreachable", true, func(t *testing.T, env []string, _ func(string)) []string {
+		{"IMDS unreachable", true, func(t *testing.T, env []string, _ *ec2sim.Sim) []string {
 			return with(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+simtest.ClosedURL(t))
 		}, []string{"instance metadata", "not reachable", "AWS_EC2_METADATA_SERVICE_ENDPOINT"}, "unreachable"},
-		{"EC2 unreachable", false, func(t *testing.T, env []string, _ func(string)) []string {
+		{"EC2 unreachable", false, func(t *testing.T, env []string, _ *ec2sim.Sim) []string {
 			return with(env, "AWS_ENDPOINT_URL_EC2="+simtest.ClosedURL(t))
 		}, []string{"EC2 endpoint", "not reachable", "AWS_ENDPOINT_URL_EC2"}, "unreachable"},
-		{"no credentials", false, func(t *testing.T, env []string, _ func(string)) []string {
-			return with(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_EC2_METADATA_DISABLED=true")
+		{"no credentials", false, func(t *testing.T, env []string, sim *ec2sim.Sim) []string {
+			sim.DetachRole() // no instance role either; IMDS still says who the node is
+			return with(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
 		}, []string{"no usable AWS credentials", "AWS_ACCESS_KEY_ID"}, "no-credentials"},
-		{"UnauthorizedOperation", false, func(t *testing.T, env []string, deny func(string)) []string {
-			deny("DescribeNetworkInterfaces")
+		{"UnauthorizedOperation", false, func(t *testing.T, env []string, sim *ec2sim.Sim) []string {
+			sim.DenyAction("DescribeNetworkInterfaces")
 			return env
 		}, []string{"not authorized", "ec2:DescribeNetworkInterfaces", "IAM"}, "unauthorized"},
 	}
@@ -69,7 +71,7 @@ func TestReconcileFailuresExit1(t *testing.T) {
 				vpc(t, env, "--state-dir", dir, "pool", "warm", "--reset", "--no-reconcile").want(t, 0) // an empty state file
 			}
 			// A pass at rest reads IMDS alone; the resync interval 0 makes it ask EC2.
-			env = c.breaks(t, with(env, "VPC_CNI_EC2_RESYNC_INTERVAL=0"), sim.DenyAction)
+			env = c.breaks(t, with(env, "VPC_CNI_EC2_RESYNC_INTERVAL=0"), sim)
 			// Not the file's bytes: the shared EC2 rate budget lives in the
 			// store and is spent by the failed call, by design.
 			before := stateOf(t, dir)

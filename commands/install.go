@@ -31,23 +31,31 @@ pool has a free address, writes the conflist last: the runtime reports the node 
 pod can get an address. Before the timer, it checks that the node's role allows every EC2 action
 the configuration needs (as vpcctl doctor --iam does) and stops with the list when one is missing
 (--skip-iam-check skips it). Running it again changes nothing and says so.
+--image installs into a machine image (an AMI builder) everything but node state: no first
+reconcile and no state file (the builder's would name the builder's instance and addresses), the
+timer and the boot unit enabled but not started, no kubelet drop-in (the boot unit writes it for
+each instance's type), the conflist written: each instance made from the image learns itself at
+boot and reports ready once its first pass has run.
 Exit codes: 0 installed, 1 a step failed (the conflist is then not written), 2 bad usage.
 
 Examples:
    vpcctl install
    vpcctl install --set WARM_IP_TARGET=5 --set MINIMUM_IP_TARGET=10
-   vpcctl install --timer none --root /host --config-from /config/config   # a DaemonSet's init container`,
+   vpcctl install --timer none --root /host --config-from /config/config   # a DaemonSet's init container
+   vpcctl install --image   # in an AMI build: no node state`,
 		Flags: append(layoutFlags(),
 			&cli.StringFlag{Name: "timer", Value: "systemd", Usage: "what runs the reconcile: systemd, cron or none"},
 			&cli.StringSliceFlag{Name: "set", Usage: "KEY=VALUE for a new configuration file (repeat)"},
 			&cli.StringFlag{Name: "config-from", Usage: "replace the configuration file with this file's content (a mounted ConfigMap owns it)"},
 			&cli.DurationFlag{Name: "timeout", Value: defaultInstallTimeout, Usage: "deadline for the first reconcile"},
 			&cli.BoolFlag{Name: "skip-iam-check", Usage: "install without first checking that the node's role allows the EC2 actions the configuration needs (vpcctl doctor --iam)"},
+			&cli.BoolFlag{Name: "image", Usage: "install into a machine image (an AMI builder): everything but node state; no first reconcile, no state file, units enabled but not started"},
 		),
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			rep, err := install.Install(layout(c), install.Options{Timer: c.String("timer"), Sets: c.StringSlice("set"),
-				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c), IAMCheck: installIAMCheck(c)}, c.App.Writer)
+				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c), IAMCheck: installIAMCheck(c),
+				Image: c.Bool("image")}, c.App.Writer)
 			return summarise(c, rep, err)
 		},
 	}

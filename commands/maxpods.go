@@ -1,13 +1,16 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/maxpods"
+	"vpc-cni/store"
 )
 
 func maxPodsCommand() *cli.Command {
@@ -21,15 +24,18 @@ ENI - 1) + 2, as eni-max-pods.txt; prefix delegation: 16 addresses a slot, cappe
 (default EKS's 110, or 250 above 30 vCPUs); IPv6: the cap. Custom networking leaves the primary
 ENI out; MAX_ENI is honoured. -o json also gives the values for Karpenter's EC2NodeClass and
 nodeadm's NodeConfig. --write-kubelet-dropin writes a KubeletConfiguration drop-in for the
-kubelet's --config-dir (vpc-cni-max-pods.service does at boot).
+kubelet's --config-dir (vpc-cni-max-pods.service does at boot, with --from-imds: for the instance
+IMDS names, so a state dir baked into an image or copied from another node never gives another
+type's value).
 Exit codes: 0 done, 1 failed (no reconcile has run yet), 2 bad usage or configuration.
 
 Examples:
    vpcctl max-pods
    vpcctl max-pods --instance-type m5.large --config /etc/vpc-cni/config -o json
-   vpcctl max-pods --write-kubelet-dropin /etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf`,
+   vpcctl max-pods --from-imds --write-kubelet-dropin /etc/kubernetes/kubelet.conf.d/40-vpc-cni-max-pods.conf`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "instance-type", Usage: "offline: this instance `TYPE` from the built-in table, not the node's state"},
+			&cli.BoolFlag{Name: "from-imds", Usage: "for the instance IMDS names: the node's state only when it is this instance's, else the built-in table for IMDS's instance type (the boot unit's way: a state dir from an image or another node holds another type)"},
 			&cli.StringFlag{Name: "write-kubelet-dropin", Usage: "also write the kubelet drop-in with maxPods to `FILE` (unchanged when it already says so)"},
 			outputFlag("table"),
 		},
@@ -62,6 +68,9 @@ func maxPodsReport(c *cli.Context) (maxpods.Report, error) {
 			return maxpods.Report{}, err
 		}
 		return maxpods.Offline(typ, in)
+	}
+	if c.Bool("from-imds") {
+		return maxPodsFromIMDS(c)
 	}
 	s, err := start(c, readOnly)
 	if err != nil {
@@ -97,3 +106,22 @@ func maxPodsRows(t *printers.Table, r maxpods.Report, wide bool) {
 		t.Row("HYPERVISOR", strings.TrimSpace(printers.Dash(r.Hypervisor)))
 	}
 }
+
+// maxPodsFromIMDS is --from-imds: a state file that is missing, or cannot
+// be read, leaves the built-in table for IMDS's instance type.
+func maxPodsFromIMDS(c *cli.Context) (maxpods.Report, error) {
+	in, err := knobInputs(c)
+	if err != nil {
+		return maxpods.Report{}, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, maxPodsIMDSTimeout)
+	defer cancel()
+	st, err := store.Open(stateDir(c), store.Options{ReadOnly: true})
+	if err != nil {
+		st = nil // no state (an image), or unreadable: IMDS's type alone
+	}
+	return maxpods.ThisInstance(ctx, st, in)
+}
+
+// maxPodsIMDSTimeout bounds --from-imds's IMDS reads.
+const maxPodsIMDSTimeout = 30 * time.Second

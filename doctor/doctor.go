@@ -55,18 +55,19 @@ func Run(st *store.Store, in settings.Inputs, now time.Time) Report {
 		return []Finding{{"state file", false, err.Error()}}
 	}
 	if !s.Initialized && s.LastReconcile != nil {
-		return []Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(s, now)}
+		return append([]Finding{{"node", false, "not learnt yet: every pass so far failed"}, checkLastReconcile(s, now)}, keptStates(st, "")...)
 	}
 	if !s.Initialized {
 		if f, lost := checkLost(st, in); lost {
-			return []Finding{f}
+			return append([]Finding{f}, keptStates(st, "")...)
 		}
-		return []Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}
+		return append([]Finding{{"node", false, "no reconcile has run in " + st.Dir() + "; run 'vpcctl reconcile' and enable the timer"}}, keptStates(st, "")...)
 	}
 	r := Report{checkStore(st)}
 	if f, ok := lastRebuild(st); ok {
 		r = append(r, f)
 	}
+	r = append(r, keptStates(st, s.Node.InstanceID)...)
 	return append(r, checkLastReconcile(s, now), checkIntents(st, now), checkENIsReady(s), checkNotOurs(s),
 		checkFull(s), checkGrowth(s), checkGarbage(st, in), checkNodeRules(s), checkProfiles(s), checkProfileTrust(s))
 }

@@ -171,13 +171,16 @@ type worldOpts struct {
 	fresh        bool                       // no first reconcile: a node another CNI serves (see migrate_test.go)
 	prepare      func(*ec2sim.Sim) []string // shapes the emulator before the first pass; returns knobs to add (subnets_test.go)
 	expectFailed string                     // see world.expectFailed
+	instanceID   string                     // another instance than the emulator's default (identity_test.go)
+	subnet       netip.Prefix               // the node's subnet, in 100.64.0.0/16 (default 100.64.0.0/20)
 }
 
 func newWorld(tb testing.TB, o worldOpts) *world {
 	tb.Helper()
 	testenv.RequireRoot(tb, needsRoot)
 	w := &world{tb: tb, node: testenv.NewNetNS(tb), stateDir: tb.TempDir(), expectFailed: o.expectFailed}
-	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, LinkNetns: w.node.Path(), LinkPeerNetns: o.peerNetns})
+	sim, err := ec2sim.New(ec2sim.Config{InstanceType: o.instanceType, InstanceID: o.instanceID, SubnetCIDR: o.subnet,
+		LinkNetns: w.node.Path(), LinkPeerNetns: o.peerNetns})
 	if err != nil {
 		tb.Fatal(err)
 	}

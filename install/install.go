@@ -70,6 +70,7 @@ type installer struct {
 	Layout
 	out     io.Writer
 	changed int
+	image   bool // Options.Image: no node state, units enabled but not started
 }
 
 // newInstaller checks the layout: every host path absolute.

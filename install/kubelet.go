@@ -55,21 +55,27 @@ func (in *installer) maxPodsUnit() string {
 // enableBootUnit enables the boot unit (it runs at the next boot; install
 // has just written the drop-in itself) unless it is enabled as written.
 func (in *installer) enableBootUnit(unitChanged bool) error {
+	return in.enableAtBoot(MaxPodsServiceName, unitChanged)
+}
+
+// enableAtBoot enables unit without starting it (it runs at the next boot)
+// unless it is enabled as written.
+func (in *installer) enableAtBoot(unit string, unitChanged bool) error {
 	if why := in.systemdSkipped(); why != "" {
-		in.say("skipped    systemctl enable %s (%s)", MaxPodsServiceName, why)
+		in.say("skipped    systemctl enable %s (%s)", unit, why)
 		return nil
 	}
-	if !unitChanged && exec.Command("systemctl", "is-enabled", "--quiet", MaxPodsServiceName).Run() == nil {
-		in.say("unchanged  %s enabled", MaxPodsServiceName)
+	if !unitChanged && exec.Command("systemctl", "is-enabled", "--quiet", unit).Run() == nil {
+		in.say("unchanged  %s enabled", unit)
 		return nil
 	}
-	for _, args := range [][]string{{"daemon-reload"}, {"enable", MaxPodsServiceName}} {
+	for _, args := range [][]string{{"daemon-reload"}, {"enable", unit}} {
 		if out, err := exec.Command("systemctl", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 		}
 	}
 	in.changed++
-	in.say("enabled    %s", MaxPodsServiceName)
+	in.say("enabled    %s", unit)
 	return nil
 }
 

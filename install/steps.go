@@ -35,6 +35,11 @@ type Options struct {
 	// IAMCheck checks the node's role against what the installed
 	// configuration needs (the CLI wires it to EC2); nil skips the check.
 	IAMCheck func(knobs settings.Inputs) (iamcheck.Report, error)
+	// Image: installing into a machine image (an AMI builder): everything
+	// but node state. No pass runs and no state file is written; the units
+	// are enabled, not started; each instance made from the image learns
+	// itself at boot (image.go).
+	Image bool
 }
 
 // Pass is what the first reconcile did, as install reports it.
@@ -75,6 +80,9 @@ func (in *installer) installSteps(o Options) ([]func() error, error) {
 	bin, err := executable()
 	if err != nil {
 		return nil, err
+	}
+	if o.Image {
+		return in.imageSteps(o, bin, sets)
 	}
 	return []func() error{
 		func() error { return in.file(filepath.Join(in.CNIBin, plugin.Name), bin, 0o755) },
@@ -184,6 +192,9 @@ func (in *installer) scheduler(timer string) error {
 		}
 		if err := in.file(filepath.Join(unitDir, TimerName), []byte(deploy.Timer), 0o644); err != nil {
 			return err
+		}
+		if in.image {
+			return in.enableAtBoot(TimerName, in.changed > changedBefore)
 		}
 		return in.enableTimer(in.changed > changedBefore)
 	case "cron":

@@ -8,6 +8,7 @@
 package maxpods
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -174,4 +175,34 @@ func closest(typ string) string {
 		return "; pass a type EC2 knows, e.g. m5.large"
 	}
 	return "; did you mean " + strings.Join(near, ", ") + "?"
+}
+
+// FromIMDS: the built-in table for the instance type IMDS names, the state
+// file being another instance's or none (ThisInstance).
+const FromIMDS = "imds"
+
+// ThisInstance is the capacity of the instance IMDS names, whatever the
+// state file says: the node's state when it is this instance's (its ENIs
+// that are not ours count), else the built-in table for IMDS's instance
+// type. The boot unit uses it: a state dir baked into an image or copied
+// from another node holds another type's limits.
+func ThisInstance(ctx context.Context, st *store.Store, in settings.Inputs) (Report, error) {
+	cl, err := cloud.New(ctx, cloud.Options{UserAgent: "vpcctl-max-pods", HTTPTimeout: cloud.AttemptTimeout(ctx)})
+	if err != nil {
+		return Report{}, err
+	}
+	id, err := cl.Identity(ctx)
+	if err != nil {
+		return Report{}, fmt.Errorf("reading this instance's type from IMDS: %w", err)
+	}
+	var node store.Node
+	if st != nil {
+		err = st.View(func(tx *store.Tx) (err error) { node, _, err = tx.Node(); return err })
+	}
+	if err == nil && node.InstanceID == id.InstanceID && strings.EqualFold(node.PrimaryMAC, id.PrimaryMAC) {
+		return Online(st, in)
+	}
+	rep, err := Offline(id.InstanceType, in)
+	rep.Source = FromIMDS
+	return rep, err
 }

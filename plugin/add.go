@@ -107,6 +107,9 @@ func (c *call) take() (store.Assignment, error) {
 		return a, err
 	}
 	if !c.cfg.inlineGrow() {
+		if c.foreign != nil {
+			return a, types.NewError(types.ErrTryAgainLater, c.foreign.Error()+" (inline grow is off: this ADD does not)", "")
+		}
 		if lost, err := rebuild.Detect(c.store, c.listHost); err == nil && lost.Pods > 0 {
 			return a, types.NewError(types.ErrIOFailure, lost.Message()+" (inline grow is off: this ADD does not rebuild it; the next reconcile does)", "")
 		}
@@ -150,6 +153,9 @@ func (c *call) noAddress(why string) error {
 // single open and fsync.
 func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
+		if node.InstanceID != "" && !c.trusted(node) {
+			return pool.Config{}, unconfirmed{node} // rolls the take back
+		}
 		e, err := c.cfg.Knobs(o)
 		if p, ok := e.Profile(c.profile); ok && c.profile != "" {
 			return reconcile.OnNode(p.Pool, node), err
@@ -161,6 +167,10 @@ func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
 	c.low, c.startRefill = res.Low, res.StartRefill
+	var u unconfirmed
+	if errors.As(err, &u) {
+		return c.takeUnconfirmed(want, u.node)
+	}
 	if errors.Is(err, store.ErrNotInitialized) {
 		// No file (a new node, or one removed): no pool to take from. The
 		// ADD goes the way of an empty pool: under the reconcile lock a

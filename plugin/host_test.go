@@ -149,7 +149,9 @@ func newTestNode(t *testing.T) *testNode {
 func (n *testNode) seed(limits pool.Limits, enis ...pool.ENI) *testNode {
 	n.t.Helper()
 	n.update(func(tx *store.Tx) error {
-		if err := tx.PutNode(store.Node{InstanceID: "i-0123", InstanceType: "t3.medium", SubnetCIDR: subnet, Limits: limits}); err != nil {
+		// Confirmed in this boot, as a pass leaves it: the plugin trusts it without IMDS.
+		node := store.Node{InstanceID: "i-0123", InstanceType: "t3.medium", SubnetCIDR: subnet, Limits: limits}
+		if err := tx.PutNode(withNodeField(n.t, node, "confirmedBoot", thisBoot(n.t))); err != nil {
 			return err
 		}
 		for _, e := range enis {

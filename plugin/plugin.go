@@ -17,6 +17,7 @@ import (
 	"vpc-cni/internal/logfile"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -58,6 +59,9 @@ type call struct {
 	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
 	wiring      *settings.Effective // wiringKnobs, once resolved
 	profile     string              // ADD: the network profile the pod picked (pickProfile); "" the default pool
+	boot        *string             // the kernel's boot ID, once read (identity.go)
+	confirmedID string              // the instance IMDS confirmed in this call
+	foreign     *reconcile.Foreign  // the state file is another instance's, as IMDS said in this call
 }
 
 // begin parses the configuration and opens the log and the store (which

@@ -37,6 +37,9 @@ func (v verbs) status(args *skel.CmdArgs) error {
 	if err != nil {
 		return storeErr("reading the pool", err)
 	}
+	if err := c.statusIdentity(pv.node); err != nil {
+		return err
+	}
 	return c.judge(pv, time.Now())
 }
 

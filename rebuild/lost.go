@@ -85,6 +85,10 @@ func Recover(ctx context.Context, st *store.Store, o Options) (*Report, Lost, er
 		return out, lost, err
 	}
 	why := fmt.Sprintf("the state file was missing or new with %d running pods' wiring on the node", lost.Pods)
+	if o.kept != nil {
+		why = fmt.Sprintf("another instance's state file was set aside as %s, with %d running pods' wiring on the node", o.kept.Path, lost.Pods)
+		out.kept = o.kept
+	}
 	return out, lost, out.adopt(ctx, runner, wired, cache, why)
 }
 
@@ -126,6 +130,10 @@ func Pass(ctx context.Context, st *store.Store, o PassOptions) (rep *reconcile.R
 		rep, err = runner.Run(ctx, o.Pass)
 		if !reconcile.IsLostState(err) || try > 0 {
 			return rep, rebuilt, lost, err
+		}
+		var l reconcile.Lost
+		if errors.As(err, &l) && l.Kept != nil {
+			o.kept = l.Kept // the rebuild records it in the new file
 		}
 	}
 }

@@ -30,6 +30,7 @@ type Report struct {
 	Failed     []string `json:"failed,omitempty"`
 	Calls      []string `json:"calls"`
 	restored   int      // pods whose assignment Restore recorded
+	kept       *reconcile.SetAside
 }
 
 // Pod is one pod interface found in the kernel.
@@ -53,6 +54,9 @@ type Options struct {
 	// ListHost reads the node's pod wiring for Recover's look (nil:
 	// netns.ListHost); the plugin passes its Host's.
 	ListHost func() (netns.HostState, error)
+	// kept: the pass that found the state lost had set another instance's
+	// file aside (Pass sets it for its retry).
+	kept *reconcile.SetAside
 }
 
 // Run reads the kernel first (the pods as they run), moves the old file
@@ -108,6 +112,11 @@ func (out *Report) adopt(ctx context.Context, runner *reconcile.Runner, wired []
 			out.ENIs++
 			for _, b := range e.Blocks {
 				out.Addresses += len(b.Addrs)
+			}
+		}
+		if out.kept != nil {
+			if err := tx.AddEvent(out.kept.Event(now)); err != nil {
+				return err
 			}
 		}
 		return tx.AddEvent(out.event(why, now))

@@ -104,7 +104,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		{"no credentials", true, func(t *testing.T, sim *ec2sim.Sim) {
 			t.Setenv("AWS_ACCESS_KEY_ID", "")
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-			t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // no instance role either
+			sim.DetachRole() // no instance role either (IMDS still says who the node is)
 		}, cloud.KindNoCredentials, []string{"credentials", "AWS_ACCESS_KEY_ID"}},
 		{"DescribeNetworkInterfaces denied", true, func(t *testing.T, sim *ec2sim.Sim) {
 			sim.DenyAction("DescribeNetworkInterfaces")

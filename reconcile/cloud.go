@@ -41,6 +41,9 @@ type Metadata interface {
 	// groups. The client caches the first success; an error returns no
 	// partial identity.
 	Identity(ctx context.Context) (cloud.Identity, error)
+	// Self reads the instance ID and primary MAC (two reads, never cached):
+	// what every pass compares the stored node with.
+	Self(ctx context.Context) (cloud.Self, error)
 	// AttachedInterfaces lists the ENIs IMDS shows attached, with their
 	// addresses and prefixes, by device index, so a pass at rest reads it
 	// instead of EC2. An ENI that vanishes while it is read is left out; on

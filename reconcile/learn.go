@@ -23,6 +23,7 @@ func (p *pass) learnNode(ctx context.Context) (store.Node, error) {
 		return store.Node{}, err
 	}
 	node := nodeFrom(id, limits, info, p.now())
+	node.ConfirmedBoot = BootID() // IMDS has just said who this is
 	if p.opts.DryRun {
 		return node, nil
 	}

@@ -13,7 +13,12 @@ import (
 // their addresses as free. Pods is that wiring's count; 0 is not lost. As an
 // error it is what a pass returns instead of creating such a file: the
 // caller rebuilds (rebuild.Recover) and runs again.
-type Lost struct{ Pods int }
+type Lost struct {
+	Pods int
+	// Kept: the pass set another instance's state file aside first; the
+	// rebuild records it.
+	Kept *SetAside
+}
 
 // Message is what STATUS, doctor, a refused ADD and reconcile say.
 func (l Lost) Message() string {
@@ -40,7 +45,7 @@ func (p *pass) lostCheck() error {
 		return fmt.Errorf("a fresh state file: reading the pods' wiring from the kernel before creating it: %w", err)
 	}
 	if n := hs.RunningPods(); n > 0 {
-		return Lost{Pods: n}
+		return Lost{Pods: n, Kept: p.kept}
 	}
 	return nil
 }
@@ -52,7 +57,13 @@ func (p *pass) update(fn func(*store.Tx) error) error {
 	if !p.fresh {
 		return p.Store.Update(fn)
 	}
-	if err := p.Store.Create(fn); err != nil {
+	create := func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return p.keptEvent(tx)
+	}
+	if err := p.Store.Create(create); err != nil {
 		return err
 	}
 	p.fresh = false

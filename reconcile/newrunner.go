@@ -22,7 +22,9 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 	}
 	region := ""
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		region = node.Region // learnt once; saves an IMDS call per pass
+		if Trusted(node, BootID()) { // a file from another instance may name another region
+			region = node.Region // learnt once; saves an IMDS call per pass
+		}
 	}
 	cluster, _, _ := in.Lookup(settings.ClusterName)
 	describe, mutating, err := settings.EC2Budgets(in)

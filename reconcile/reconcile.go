@@ -114,6 +114,7 @@ type pass struct {
 	rep  *Report
 
 	fresh         bool           // no state file yet: the pass's first write creates it (lost.go)
+	kept          *SetAside      // another instance's state file this pass set aside (identity.go)
 	rebuilding    bool           // Adopt for a rebuild: the pods' wiring is what it restores
 	lastLeakSweep time.Time      // carried from pass to pass, so grow-only passes keep it
 	orphans       []store.Intent // intents a dead pass left (we hold the lock)
@@ -232,7 +233,8 @@ func (p *pass) executeAndSettle(ctx context.Context, steps []step, truth []cloud
 	return err
 }
 
-// prepare learns the node once and resolves the effective configuration
+// prepare checks the stored node against IMDS (identity.go), learns a new
+// one, and resolves the effective configuration
 // (p.node, p.cfg); it also reads what the pass needs from the last one, in
 // the same transaction.
 func (p *pass) prepare(ctx context.Context) error {
@@ -261,6 +263,14 @@ func (p *pass) prepare(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if known { // every pass: the file must be this instance's
+		if err := p.confirmSelf(ctx); err != nil {
+			return err
+		}
+		if p.kept != nil {
+			known, stored = false, store.Settings{}
+		}
 	}
 	if p.cfg, err = settings.Resolve(stored.Overrides, p.inputs()); err != nil {
 		return ConfigError{err}

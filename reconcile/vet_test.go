@@ -13,6 +13,7 @@ import (
 	"vpc-cni/cloud"
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -26,9 +27,11 @@ func TestUnknownEndpointChangesNothing(t *testing.T) {
 	if _, err := n.addPod(); err != nil {
 		t.Fatal(err)
 	}
-	// Another emulator, which knows another instance; the environment now points at it.
+	// Another emulator, which knows another instance; EC2 now points at it
+	// (IMDS still says this is the node: a pass sets a file IMDS disowns aside).
 	other := startSimConfig(t, ec2sim.Config{InstanceType: "t3.small", InstanceID: "i-0fedcba9876543210"})
-	m := attachNode(t, other, n.st.Dir(), env{"WARM_IP_TARGET": "2"})
+	m := attachNode(t, other, n.st.Dir(), env{"WARM_IP_TARGET": "2", settings.EC2ResyncInterval: "0"}) // reads EC2 at once
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", n.sim.URL())
 	before, err := os.ReadFile(m.st.Path())
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func statusWith(t *testing.T, config string) (PoolStatus, string) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := printers.Render(&buf, "table", s, func(t *printers.Table) { Table(t, s) }); err != nil {
+	if err := printers.Render(&buf, "table", false, s, func(t *printers.Table) { Table(t, s) }); err != nil {
 		t.Fatal(err)
 	}
 	return s, buf.String()

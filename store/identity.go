@@ -157,3 +157,23 @@ func cmpErr(err, otherwise error) error {
 	}
 	return otherwise
 }
+
+// MoveAside renames the state file to to (mode 0600) and lets go of its
+// generation: the caller, holding the reconcile lock through this Store,
+// set the file aside on purpose, and its next Create makes the new one.
+// Other processes inside the old file fail their writes (ErrReplaced).
+func (s *Store) MoveAside(to string) error {
+	if !s.id.holdsLock() {
+		return fmt.Errorf("%s: %w", s.path, ErrNotLocked)
+	}
+	if err := os.Rename(s.path, to); err != nil {
+		return err
+	}
+	if err := os.Chmod(to, 0o600); err != nil {
+		return err
+	}
+	s.id.mu.Lock()
+	s.id.pin = nil
+	s.id.mu.Unlock()
+	return nil
+}

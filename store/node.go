@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -30,6 +31,12 @@ type Node struct {
 	// pass only with ENABLE_V6_EGRESS (its SNAT target). Absent otherwise
 	// and in older stores.
 	PrimaryIPv6 netip.Addr `json:"primaryIpv6,omitzero"`
+	// ConfirmedBoot: the kernel boot ID (/proc/sys/kernel/random/boot_id)
+	// under which IMDS last confirmed this is the instance: within that boot
+	// the plugin trusts the file without asking IMDS. Absent in older stores
+	// (and in a file from another machine it names that machine's boot), so
+	// the first process of a boot confirms it.
+	ConfirmedBoot string `json:"confirmedBoot,omitempty"`
 }
 
 // Settings are the overrides persisted by `vpcctl pool warm` and the
@@ -92,6 +99,24 @@ func (t *Tx) Node() (n Node, ok bool, err error) {
 
 // PutNode records the node identity.
 func (t *Tx) PutNode(n Node) error { return t.putJSON(bMeta, kNode, n) }
+
+// ConfirmBoot records that IMDS confirmed, under boot, that this file's
+// node is instanceID; a file whose node is another (replaced meanwhile) or
+// none is left alone (ErrNotFound).
+func (t *Tx) ConfirmBoot(instanceID, boot string) error {
+	n, ok, err := t.Node()
+	if err != nil {
+		return err
+	}
+	if !ok || n.InstanceID != instanceID {
+		return fmt.Errorf("node %s: %w", instanceID, ErrNotFound)
+	}
+	if n.ConfirmedBoot == boot {
+		return nil
+	}
+	n.ConfirmedBoot = boot
+	return t.PutNode(n)
+}
 
 // Settings returns the persisted settings (zero if none yet).
 func (t *Tx) Settings() (s Settings, err error) {

@@ -150,18 +150,19 @@ func lookupTree(leaves map[string]string, p string) (string, bool) {
 func (s *Sim) metadataLeaves() map[string]string {
 	primary := s.primaryENI()
 	leaves := map[string]string{
-		"ami-id":                               s.imageID,
-		"instance-id":                          s.cfg.InstanceID,
-		"instance-type":                        s.cfg.InstanceType,
-		"local-ipv4":                           primary.primary.String(),
-		"local-hostname":                       s.dnsName(primary.primary),
-		"hostname":                             s.dnsName(primary.primary),
-		"mac":                                  primary.mac,
-		"placement/region":                     s.cfg.Region,
-		"placement/availability-zone":          s.cfg.AZ,
-		"security-groups":                      "node",
-		"iam/info":                             s.iamInfo(),
-		"iam/security-credentials/" + imdsRole: s.roleCredentials(),
+		"ami-id":                      s.imageID,
+		"instance-id":                 s.cfg.InstanceID,
+		"instance-type":               s.cfg.InstanceType,
+		"local-ipv4":                  primary.primary.String(),
+		"local-hostname":              s.dnsName(primary.primary),
+		"hostname":                    s.dnsName(primary.primary),
+		"mac":                         primary.mac,
+		"placement/region":            s.cfg.Region,
+		"placement/availability-zone": s.cfg.AZ,
+		"security-groups":             "node",
+	}
+	if !s.noRole {
+		leaves["iam/info"], leaves["iam/security-credentials/"+imdsRole] = s.iamInfo(), s.roleCredentials()
 	}
 	now := s.now()
 	for _, e := range s.attachedENIs() {
@@ -276,4 +277,12 @@ func (s *Sim) identityDocument() string {
 		"accountId": s.ownerID, "imageId": s.imageID, "architecture": "x86_64", "version": "2017-09-30",
 		"pendingTime": ec2Time(s.launchTime)})
 	return string(b)
+}
+
+// DetachRole takes the instance profile off the instance: IMDS serves its
+// identity but no role credentials.
+func (s *Sim) DetachRole() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noRole = true
 }

@@ -75,6 +75,7 @@ type Sim struct {
 	lastAccessKey string
 	linkErr       error                // the last delayed link that could not be made
 	trust         Trust                // STS and Pod Identity rules (identity.go)
+	noRole        bool                 // DetachRole: IMDS serves no instance role
 	issued        map[string]time.Time // access key id → expiry of credentials STS or the agent issued
 
 	srv *http.Server
