@@ -68,6 +68,7 @@ type Sim struct {
 	denied     map[string]bool
 	counters   map[string]int
 	eniCalls   map[string]map[string]int // ENI ID -> action -> calls that named it
+	releases   []Release                 // releases.go
 	imdsTokens map[string]time.Time
 
 	lastAccessKey string
