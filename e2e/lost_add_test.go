@@ -51,10 +51,10 @@ func TestAddAcrossALostStateRecordsItsPod(t *testing.T) {
 }
 
 // stoppingRuntime is the runtime with a cache (lost_test.go) whose ADDs
-// stop at the point (ptrace_test.go).
-func (w *world) stoppingRuntime(at point) (*runtime, *stopExec) {
+// stop at the points (ptrace_test.go).
+func (w *world) stoppingRuntime(at ...point) (*runtime, *stopExec) {
 	rt := w.runtimeWithCache(nil)
-	sx := newStopExec(at)
+	sx := newStopExec(at...)
 	rt.cni = libcni.NewCNIConfigWithCacheDir([]string{binDir}, rt.cacheDir, sx)
 	return rt, sx
 }
@@ -142,4 +142,71 @@ func (w *world) assertNotReleased(p *pod, a store.Assignment) {
 	}
 	w.assertEachLiveAddressOnce()
 	w.checkStore()
+}
+
+// An ADD killed at any point after its take, across a state loss, is a
+// failed ADD whose DEL leaves nothing: no wiring, no assignment, a sound
+// store and every live address held once. The points: before the wiring,
+// after it (the look at state.db), in the record (the reconcile lock), and
+// with the pod recorded but no result printed.
+func TestAddKilledAcrossALostStateLeavesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		at       point
+		recorded bool // the rebuilt store holds the pod at the point
+	}{
+		{"before the wiring", atSetns(), false},
+		{"wired, before the look at state.db", statOf(store.DBFile), false},
+		{"at the reconcile lock of the record", statOf(store.ReconcileLockFile), false},
+		{"recorded, before the result", writeToStdout(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
+			rt, sx := w.stoppingRuntime(atSetns(), tc.at)
+			running := rt.startPods("run", 1)
+			p := w.newPod("killed")
+			done := make(chan error, 1)
+			sx.arm()
+			go func() { _, err := rt.add(p, nil); done <- err }()
+			w.holdOrFail(sx, done)
+			w.loseState()
+			if r := w.vpcctl(nil, "state", "rebuild", "--timeout", "1m", "--cni-cache-dir", rt.cacheDir); r.err != nil {
+				sx.goOn <- false
+				t.Fatalf("state rebuild: %v\n%s%s", r.err, r.stdout, r.stderr)
+			}
+			sx.goOn <- tc.name != "before the wiring"
+			if tc.name != "before the wiring" {
+				w.holdOrFail(sx, done)
+				if _, ok := w.assignmentsByKey()[store.AssignmentKey(p.id, p.ifname)]; ok != tc.recorded {
+					sx.goOn <- false
+					t.Fatalf("at the point the store holds the pod: %v, want %v", ok, tc.recorded)
+				}
+				sx.goOn <- false
+			}
+			if err := <-done; err == nil {
+				t.Fatal("the killed ADD succeeded")
+			}
+			if err := rt.del(p, nil); err != nil {
+				t.Fatalf("the runtime's DEL after the failed ADD: %v", err)
+			}
+			held := w.assignmentsByKey()
+			if a, ok := held[store.AssignmentKey(p.id, p.ifname)]; ok {
+				t.Errorf("the store still holds the killed ADD's pod: %+v", a)
+			}
+			w.assertRunning(running, held)
+			w.assertEachLiveAddressOnce()
+			w.checkStore()
+		})
+	}
+}
+
+// holdOrFail waits until the armed ADD is held at its next point; an ADD
+// that ends first fails the test.
+func (w *world) holdOrFail(sx *stopExec, done chan error) {
+	w.tb.Helper()
+	select {
+	case <-sx.held:
+	case err := <-done:
+		w.tb.Fatalf("the ADD ended before its hold point: %v", err)
+	}
 }
