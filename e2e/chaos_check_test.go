@@ -44,6 +44,7 @@ func (c *chaos) checkInvariants() {
 	c.checkEC2(snap)
 	c.checkIPv6InEC2(all)
 	c.checkOthers()
+	c.checkReleases()
 	if waiting > 0 { // every ADD ended, and every failed one's sandbox was DELed
 		c.violate("%d ADDs still count as waiting for an inline grow after the run settled", waiting)
 	}

@@ -74,7 +74,8 @@ func (c *chaos) stateFaultSummary() string {
 		}
 		return 0
 	}
-	return fmt.Sprintf("state.db removed %d, emptied %d, truncated %d times, ", count("removed"), count("emptied"), count("truncated"))
+	return fmt.Sprintf("state.db removed %d, emptied %d, truncated %d times, removed during a held ADD %d times, ",
+		count("removed"), count("emptied"), count("truncated"), count("removed during an ADD"))
 }
 
 // operatorRebuild runs `vpcctl state rebuild` as an operator would after

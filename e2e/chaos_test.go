@@ -108,7 +108,7 @@ func TestChaos(t *testing.T) {
 	}
 	conf := w.conf(map[string]any{"cniCacheDir": cacheDir})
 	c := &chaos{w: w, conf: mustJSON(t, conf), network: conf["name"].(string), cacheDir: cacheDir,
-		procs: map[*os.Process]string{}, slots: make([]*slot, chaosPods), stop: make(chan struct{}), others: others,
+		procs: map[*os.Process]string{}, slots: make([]*slot, chaosPods+chaosHeldSlots), stop: make(chan struct{}), others: others,
 		profiles: profiles}
 	for i := range c.slots {
 		c.slots[i] = &slot{p: w.newPod(fmt.Sprintf("chaos-%d", i))}
@@ -152,6 +152,7 @@ type slot struct {
 	// addConf the ADD configuration carrying its annotation.
 	profile string
 	addConf []byte
+	span    *span // while live: its span (chaos_held_test.go)
 }
 
 // chaos drives one world; every process it starts is tracked so the killer
@@ -182,6 +183,9 @@ type chaos struct {
 	loopStart       procStats
 	loopEnd         procStats // its peaks over the run
 	floods, scrapes atomic.Int64
+
+	spans            []*span // every live pod's span (chaos_held_test.go)
+	heldAdds, heldOK atomic.Int64
 }
 
 func (c *chaos) violate(format string, args ...any) {
@@ -201,6 +205,7 @@ func (c *chaos) run(d time.Duration) {
 	wg.Go(c.operator)
 	wg.Go(c.faulter)
 	wg.Go(c.stateFaulter)
+	wg.Go(c.heldAdder)
 	wg.Go(c.scrapeFlooder)
 	wg.Go(c.killer)
 	time.Sleep(d)
@@ -251,6 +256,7 @@ func (c *chaos) add(s *slot) {
 	if r.err == nil {
 		s.live = true
 		c.cacheResult(s.p, r.stdout)
+		c.live(s, r.stdout)
 		return
 	}
 	c.addFails.Add(1)
@@ -261,6 +267,7 @@ func (c *chaos) add(s *slot) {
 func (c *chaos) del(s *slot) bool {
 	c.dels.Add(1)
 	s.live = false
+	c.dead(s)
 	r := c.exec("plugin", bin("vpc-cni"), s.p.env("DEL"), c.conf)
 	if r.err == nil {
 		s.owed = false
@@ -502,6 +509,7 @@ func (c *chaos) summary(d time.Duration) string {
 		c.killCount("plugin")+c.killCount("reconcile")+c.killCount("warm"),
 		c.killCount("plugin"), c.killCount("reconcile"), c.killCount("warm"), c.faults.Load())
 	b.WriteString(c.stateFaultSummary())
+	b.WriteString(c.heldSummary())
 	b.WriteString(c.floodSummary())
 	fmt.Fprintf(&b, "reconciles %d (%d failed or killed), pool warms %d, live pods at the end %d, violations %d",
 		c.reconciles.Load(), c.reconcileFails.Load(), c.warms.Load(), live, len(c.violations))

@@ -17,7 +17,8 @@ import (
 )
 
 // add checks its inputs, then takes an address (growing the pool inline if it is empty), wires the
-// pod and prints the result. A wiring failure gives the address back.
+// pod, makes sure the state file as it is now records it (confirm) and prints the result. A wiring
+// failure gives the address back; a pod that cannot be recorded is unwired.
 func (v verbs) add(args *skel.CmdArgs) error {
 	pod, err := v.admit(args)
 	if err != nil {
@@ -56,6 +57,10 @@ func (c *call) addRules(a store.Assignment) error {
 			return types.NewError(types.ErrInternal, fmt.Sprintf("policy rules for %s: %v", ip, err), "")
 		}
 	}
+	if err := c.confirm(a); err != nil {
+		c.clearRules(a)
+		return err
+	}
 	return c.print(ipamResult(c.cfg, a, c.subnet))
 }
 
@@ -76,6 +81,12 @@ func (c *call) wire(a store.Assignment) error {
 	if err != nil {
 		c.giveBack(a)
 		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, addrList(a), err), "")
+	}
+	if err := c.confirm(a); err != nil {
+		if terr := c.host.TeardownPod(c.podWiring(a)); terr != nil {
+			c.log.Error("unwiring the pod that could not be recorded", "err", terr)
+		}
+		return err
 	}
 	return c.print(interfaceResult(c.cfg, c.args, a, wired))
 }

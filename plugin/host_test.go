@@ -31,6 +31,9 @@ type fakeHost struct {
 	node     string
 	notNetns map[string]bool
 	wiring   netns.HostState // what ListHost shows
+	// duringSetup runs inside SetupPod: what happens to the node while a
+	// pod is being wired (confirm_test.go).
+	duringSetup func()
 }
 
 func (h *fakeHost) ListHost(string) (netns.HostState, error) { return h.wiring, h.fail["ListHost"] }
@@ -59,6 +62,9 @@ func (h *fakeHost) CheckNetns(path string) error {
 func (h *fakeHost) SetupPod(p netns.Pod) (netns.Wired, error) {
 	if err := h.fail["SetupPod"]; err != nil {
 		return netns.Wired{}, err
+	}
+	if h.duringSetup != nil {
+		h.duringSetup()
 	}
 	h.pods[p.IP] = p
 	return netns.Wired{HostVeth: p.HostVeth, HostMAC: "0a:58:00:00:00:01", PodIf: p.IfName, PodMAC: "0a:58:00:00:00:02", PodIfIndex: 3}, nil

@@ -34,9 +34,9 @@ func (c *call) trusted(node store.Node) bool {
 	return reconcile.Trusted(node, *c.boot) || (c.confirmedID != "" && node.InstanceID == c.confirmedID)
 }
 
-// confirm asks IMDS whether node is this instance and records the boot when
+// confirmNode asks IMDS whether node is this instance and records the boot when
 // it is. A Foreign answer is remembered for the rest of the call.
-func (c *call) confirm(node store.Node) error {
+func (c *call) confirmNode(node store.Node) error {
 	if c.foreign != nil && c.foreign.StoredID == node.InstanceID {
 		return *c.foreign
 	}
@@ -65,7 +65,7 @@ func (c *call) confirm(node store.Node) error {
 // node whose IMDS cannot answer now (logged; ADD does not hand out
 // addresses until it can).
 func (c *call) statusIdentity(node store.Node) error {
-	err := c.confirm(node)
+	err := c.confirmNode(node)
 	if reconcile.IsForeign(err) {
 		return unavailable(err.Error())
 	}
@@ -80,7 +80,7 @@ func (c *call) statusIdentity(node store.Node) error {
 // (ErrNoFreeAddress: under the reconcile lock the grow pass sets it aside
 // and learns this node); IMDS failing fails the ADD (try again later).
 func (c *call) takeUnconfirmed(want store.Assignment, node store.Node) (store.Assignment, error) {
-	err := c.confirm(node)
+	err := c.confirmNode(node)
 	switch {
 	case err == nil:
 		return c.takeOnce(want)

@@ -79,7 +79,8 @@ func (v verbs) begin(args *skel.CmdArgs, pod podArgs, verb string, timeout func(
 	c := &call{verbs: v, args: args, cfg: cfg, pod: pod, netns: args.Netns}
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), timeout(cfg.Timeouts).Duration)
 	c.log, c.logFile = openLog(cfg, verb, args.ContainerID)
-	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true})
+	// ADD keeps its take's file open: confirm compares the path with it.
+	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true, HoldFile: verb == "ADD"})
 	if err != nil {
 		c.end()
 		return nil, types.NewError(types.ErrIOFailure, fmt.Sprintf("state dir %s: %v", cfg.StateDir, err), "")
@@ -89,6 +90,9 @@ func (v verbs) begin(args *skel.CmdArgs, pod podArgs, verb string, timeout func(
 
 func (c *call) end() {
 	c.cancel()
+	if c.store != nil {
+		c.store.Close()
+	}
 	if c.logFile != nil {
 		c.logFile.Close()
 	}

@@ -59,23 +59,26 @@ type Options struct {
 	kept *reconcile.SetAside
 }
 
-// Run reads the kernel first (the pods as they run), moves the old file
-// aside, then adopts EC2's truth and restores the pods in one transaction.
-// The caller holds the reconcile lock; st is opened lazily (the file may be
-// damaged).
+// Run moves the old file aside, reads the kernel (the pods as they run),
+// then adopts EC2's truth and restores the pods in one transaction. The
+// file goes first: an ADD that wires its pod after the kernel is read finds
+// its file gone and records the pod once the rebuild is done (under the
+// reconcile lock, which the caller holds). st is opened lazily (the file
+// may be damaged).
 func Run(ctx context.Context, st *store.Store, o Options) (*Report, error) {
 	if err := checkNeeded(st, o.Force); err != nil {
 		return nil, err
 	}
-	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
-	}
-	cache := ReadCNICache(filepath.Join(o.CNICacheDir, "results"))
 	out := &Report{Pods: []Pod{}}
+	var err error
 	if out.MovedAside, err = moveAside(st.Path()); err != nil {
 		return nil, err
 	}
+	wired, err := netns.DiscoverPodsWith(o.VethPrefix)
+	if err != nil {
+		return out, fmt.Errorf("reading the pods' wiring from the kernel: %w", err)
+	}
+	cache := ReadCNICache(filepath.Join(o.CNICacheDir, "results"))
 	runner, err := o.NewRunner()
 	if err != nil {
 		return out, err

@@ -73,6 +73,9 @@ type Options struct {
 	// write transaction creates or migrates it: the plugin, which makes one
 	// transaction per invocation, saves an open.
 	Lazy bool
+	// HoldFile keeps the file of the last write transaction open, for
+	// Unchanged (held.go); Close lets go of it.
+	HoldFile bool
 }
 
 // Store names a state file. It holds no open file between operations.
@@ -82,6 +85,9 @@ type Store struct {
 	timeout  time.Duration
 	readOnly bool
 	id       *identity // the file's generation this Store pinned, and the reconcile lock (identity.go)
+	hold     bool      // Options.HoldFile
+	held     *os.File  // the file of the last write, kept open (held.go)
+	heldInfo os.FileInfo
 }
 
 // benchHook is set only by the store's benchmarks (bench_test.go), to open
@@ -100,7 +106,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly, id: &identity{}}
+	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly, id: &identity{}, hold: opts.HoldFile}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -292,7 +298,10 @@ func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size in
 	if err := fn(db, size); err != nil {
 		return err
 	}
-	return s.stillThere(file)
+	if err := s.stillThere(file); err != nil || !write || !s.hold || file == nil {
+		return err
+	}
+	return s.holdFile(file)
 }
 
 // tooSmall reports a bbolt file cut below two pages: it starts with a

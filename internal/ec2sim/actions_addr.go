@@ -218,6 +218,7 @@ func (s *Sim) unassignPrivateIPAddresses(f form) (response, *apiError) {
 		e.gone[p] = now
 		s.poolOf(e.subnetID).releasePrefix(p)
 	}
+	s.noteRelease("UnassignPrivateIpAddresses", e.id, prefixesOf(ips, pfxs))
 	return okReturn(), nil
 }
 

@@ -281,6 +281,7 @@ func (s *Sim) detachNetworkInterface(f form) (response, *apiError) {
 		return nil, newAPIError("InternalError", "ec2sim: deleting the ENI's link: %v", err)
 	}
 	e.attach = nil
+	s.noteRelease("DetachNetworkInterface", e.id, nil)
 	return okReturn(), nil
 }
 
@@ -293,6 +294,7 @@ func (s *Sim) deleteNetworkInterface(f form) (response, *apiError) {
 		return nil, errInvalidParameterValue("Network interface '%s' is currently in use.", e.id)
 	}
 	s.dropENI(e)
+	s.noteRelease("DeleteNetworkInterface", e.id, nil)
 	return okReturn(), nil
 }
 

@@ -197,6 +197,7 @@ func (s *Sim) unassignIPv6Addresses(f form) (response, *apiError) {
 			return nil, errInvalidParameterValue("Some of the specified IPv6 prefixes are not assigned to interface %s", e.id)
 		}
 	}
+	s.noteRelease("UnassignIpv6Addresses", e.id, prefixesOf(addrs, pfxs))
 	return s.takeBackIPv6(e, rec, addrs, pfxs), nil
 }
 
