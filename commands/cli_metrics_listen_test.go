@@ -294,6 +294,14 @@ func TestMetricsListenNeedsTheLoop(t *testing.T) {
 		want(t, 2, `DISABLE_METRICS="maybe"`)
 }
 
+// --health-listen belongs to the loop too, and a bad address names itself.
+func TestHealthListenNeedsTheLoop(t *testing.T) {
+	_, env := newSim(t, "t3.small")
+	vpc(t, env, "--state-dir", t.TempDir(), "reconcile", "--health-listen", "127.0.0.1:0").want(t, 2, "--health-listen", "--every")
+	vpc(t, env, "--state-dir", t.TempDir(), "reconcile", "--every", "1h", "--health-listen", "localhost:61680").
+		want(t, 2, "--health-listen localhost:61680")
+}
+
 // With DISABLE_METRICS=true the loop runs its passes and serves nothing.
 func TestDisableMetricsTurnsTheListenerOff(t *testing.T) {
 	_, env := newSim(t, "m5.large")

@@ -39,7 +39,7 @@ Examples:
    vpcctl reconcile --dry-run -o json
    vpcctl reconcile --wait --timeout 2m
    vpcctl reconcile -o summary     # one line if the pass acted, nothing otherwise (the timer's)
-   vpcctl reconcile --every 30s -o summary --metrics-listen 10.0.0.5:61678   # the DaemonSet's container (the node's primary address)`,
+   vpcctl reconcile --every 30s -o summary --metrics-listen 10.0.0.5:61678 --health-listen 127.0.0.1:61680   # the DaemonSet's container`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the EC2 calls it would make; make none"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for another reconcile to finish instead of leaving at once"},
@@ -47,6 +47,7 @@ Examples:
 			&cli.DurationFlag{Name: "every", Usage: "run a pass every interval until SIGTERM (a container's loop; a failed pass is reported, the loop goes on)"},
 			metricsFileFlag,
 			metricsListenFlag,
+			healthListenFlag,
 			cniCacheDirFlag(),
 			&cli.BoolFlag{Name: "refill", Hidden: true, Usage: "the plugin's detached refill: with the lock held, leave at once when no refill claim stands (a pass that planned since served it)"},
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},
@@ -63,8 +64,10 @@ Examples:
 				}
 				return reconcileEvery(c, every, reconcilePass)
 			}
-			if c.String(metricsListenFlag.Name) != "" {
-				return usagef("--metrics-listen serves a loop's metrics: it needs --every")
+			for _, f := range []*cli.StringFlag{metricsListenFlag, healthListenFlag} {
+				if c.String(f.Name) != "" {
+					return usagef("--%s serves a loop's metrics or health: it needs --every", f.Name)
+				}
 			}
 			return reconcilePass(c)
 		},

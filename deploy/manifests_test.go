@@ -80,7 +80,7 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	}
 	if len(spec.Containers) == 1 {
 		checkMetricsOnPrimary(t, spec.Containers[0])
-		checkProbes(t, spec.Containers[0], "")
+		checkProbes(t, spec.Containers[0])
 	}
 	checkFleetReady(t, ds)
 	for _, c := range spec.InitContainers {
@@ -103,13 +103,18 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	}
 }
 
-// checkProbes: readiness and liveness on the loop's /healthz, through the
-// metrics port (on host, "" for the pod's address: the node's primary).
-func checkProbes(t *testing.T, c corev1.Container, host string) {
+// checkProbes: readiness and liveness on the loop's /healthz, on its own
+// listener on 127.0.0.1 (port health, served with --health-listen), which
+// no pod can reach and connections to the metrics port cannot fill.
+func checkProbes(t *testing.T, c corev1.Container) {
 	t.Helper()
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "health" && p.ContainerPort == 61680 }) ||
+		!strings.Contains(strings.Join(c.Command, " "), "--health-listen 127.0.0.1:61680") {
+		t.Errorf("container %s: /healthz is not served on 127.0.0.1:61680 as port health: %v %v", c.Name, c.Command, c.Ports)
+	}
 	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "metrics" || p.HTTPGet.Host != host {
-			t.Errorf("container %s: %s probe %+v; want GET /healthz on port metrics, host %q", c.Name, name, p, host)
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "health" || p.HTTPGet.Host != "127.0.0.1" {
+			t.Errorf("container %s: %s probe %+v; want GET /healthz on port health, host 127.0.0.1", c.Name, name, p)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 type Server struct {
 	Addr      string
 	Handler   http.Handler
+	Limits    Limits                               // zero: MetricsLimits
 	Listening func(addr net.Addr)                  // bound; serving from now on
 	Failed    func(err error, retry time.Duration) // not serving; the next try is in retry
 	// The back-off; zero means 1 s and 1 min.
@@ -36,7 +37,7 @@ func (s *Server) Run(ctx context.Context) {
 		if err == nil {
 			s.Listening(ln.Addr())
 			delay = first
-			if err = Serve(ctx, ln, s.Handler); err == nil {
+			if err = ServeWithin(ctx, ln, s.Handler, s.limits()); err == nil {
 				return
 			}
 		}
@@ -53,4 +54,11 @@ func (s *Server) Run(ctx context.Context) {
 		}
 		delay = min(2*delay, most)
 	}
+}
+
+func (s *Server) limits() Limits {
+	if s.Limits == (Limits{}) {
+		return MetricsLimits
+	}
+	return s.Limits
 }

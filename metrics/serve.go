@@ -81,6 +81,13 @@ func Handler(snap *Snapshot, h *Health) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write(text)
 	})
+	mux.Handle("GET /healthz", HealthHandler(h))
+	return mux
+}
+
+// HealthHandler answers /healthz alone from h.
+func HealthHandler(h *Health) http.Handler {
+	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !h.Healthy() {
@@ -99,20 +106,48 @@ func Handler(snap *Snapshot, h *Health) http.Handler {
 // ScrapesPerSecond answers a second with a burst of ScrapeBurst (a request
 // beyond waits for its turn, up to MaxWait), one answer per connection,
 // small headers, and timeouts that close slow connections.
+//
+// A connection that has not sent its request headers within HeaderTimeout
+// is closed: Prometheus and the kubelet send theirs as soon as they
+// connect, and idle connections would otherwise hold the slots.
 const (
 	MaxConns         = 32
+	HealthConns      = 4
 	ScrapesPerSecond = 20
 	ScrapeBurst      = 20
 	MaxWait          = 2 * time.Second
 	MaxHeaderBytes   = 4 << 10
+	HeaderTimeout    = 2 * time.Second
 	readTimeout      = 5 * time.Second
 	writeTimeout     = 10 * time.Second // above MaxWait: a paced answer is still written
 )
 
-// Serve answers on ln, within the bounds above, until ctx ends.
+// Limits bound one listener.
+type Limits struct {
+	Conns int  // connections served at a time; more wait in the kernel's queue
+	Paced bool // answers spaced at ScrapesPerSecond after ScrapeBurst
+}
+
+var (
+	// MetricsLimits bound the port that serves /metrics.
+	MetricsLimits = Limits{Conns: MaxConns, Paced: true}
+	// HealthLimits bound a listener of /healthz alone: a word costs no
+	// pacing, and its few slots are the kubelet's, not the scrapers'.
+	HealthLimits = Limits{Conns: HealthConns}
+)
+
+// Serve answers on ln, within MetricsLimits, until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	p := newPace(time.Second/ScrapesPerSecond, ScrapeBurst, MaxWait)
-	srv := &http.Server{Handler: p.wrap(handler), ReadTimeout: readTimeout, ReadHeaderTimeout: readTimeout,
+	return ServeWithin(ctx, ln, handler, MetricsLimits)
+}
+
+// ServeWithin answers on ln, within lim and the bounds above, until ctx
+// ends.
+func ServeWithin(ctx context.Context, ln net.Listener, handler http.Handler, lim Limits) error {
+	if lim.Paced {
+		handler = newPace(time.Second/ScrapesPerSecond, ScrapeBurst, MaxWait).wrap(handler)
+	}
+	srv := &http.Server{Handler: handler, ReadTimeout: readTimeout, ReadHeaderTimeout: HeaderTimeout,
 		WriteTimeout: writeTimeout, MaxHeaderBytes: MaxHeaderBytes}
 	// One answer per connection: a slot goes to the next connection in the
 	// kernel's queue, in turn, rather than to whoever holds a keep-alive.
@@ -125,7 +160,7 @@ func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	if err := srv.Serve(limitListener(ln, MaxConns)); !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(limitListener(ln, lim.Conns)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -240,3 +240,31 @@ func TestServerRetriesATakenPort(t *testing.T) {
 		t.Errorf("/healthz after the retry: %d %q", code, body)
 	}
 }
+
+// A listener of /healthz alone answers while every slot of the metrics
+// port is held by connections that never send a request.
+func TestHealthAnswersWhileTheMetricsPortIsFull(t *testing.T) {
+	h := &Health{}
+	metricsAt, _ := serveOn(t, Handler(&Snapshot{}, h))
+	for range MaxConns + 50 {
+		c, err := net.Dial("tcp", metricsAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeWithin(ctx, ln, HealthHandler(h), HealthLimits) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if code, body := get(t, "http://"+ln.Addr().String()+"/healthz"); code != 200 || body != "healthy\n" {
+		t.Errorf("/healthz on its own listener: %d %q", code, body)
+	}
+	if code, _ := get(t, "http://"+ln.Addr().String()+"/metrics"); code != http.StatusNotFound {
+		t.Errorf("/metrics on the health listener: %d, want 404", code)
+	}
+}

@@ -7,6 +7,13 @@
 // writing to the old file keeps its descriptor and its lines land, whole, in
 // path.1), and every log record is one O_APPEND write, so no line is split or
 // interleaved. Under the limit, opening costs one fstat more than before.
+//
+// No process ever waits for that lock: every CNI verb opens the log, and a
+// lock a verb waits on would let whoever holds it stop every pod start. A
+// process that finds it held leaves the rotation to the holder and appends
+// to the file as it is. The lock file is 0600 and this process's own, so no
+// other user can open it to hold it; one that others could open (or may
+// hold open already) is replaced.
 package logfile
 
 import (
@@ -14,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +39,8 @@ func Open(path string) (*os.File, error) {
 	return OpenWith(path, MaxSize, Keep)
 }
 
-// OpenWith is Open with a size limit and a number of old files to keep.
+// OpenWith is Open with a size limit and a number of old files to keep. A
+// rotation that fails leaves the file as it is, with a line saying why.
 func OpenWith(path string, maxSize int64, keep int) (*os.File, error) {
 	f, err := openAppend(path)
 	if err != nil {
@@ -41,10 +51,14 @@ func OpenWith(path string, maxSize int64, keep int) (*os.File, error) {
 		return f, nil // a file we cannot stat is still worth logging to
 	}
 	f.Close()
-	if err := rotate(path, maxSize, keep); err != nil {
+	rerr := rotate(path, maxSize, keep)
+	if f, err = openAppend(path); err != nil {
 		return nil, err
 	}
-	return openAppend(path)
+	if rerr != nil { // the log goes on unrotated, and says why in itself
+		fmt.Fprintf(f, "time=%s level=WARN msg=\"log not rotated\" error=%q\n", time.Now().Format(time.RFC3339), rerr.Error())
+	}
+	return f, nil
 }
 
 // openAppend never follows a symlink at path: the plugin runs as root, and a
@@ -58,16 +72,13 @@ func openAppend(path string) (*os.File, error) {
 }
 
 // rotate shifts path → path.1 → ... → path.keep (dropping the oldest) under
-// the lock, unless another process rotated it while this one waited.
+// the lock, unless another process holds it or rotated the file meanwhile.
 func rotate(path string, maxSize int64, keep int) error {
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return fmt.Errorf("log rotation lock: %w", err)
+	unlock, err := tryLock(path + ".lock")
+	if unlock == nil {
+		return err // held by another process: its rotation, not ours
 	}
-	defer lock.Close() // releases the flock
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		return fmt.Errorf("log rotation lock: %w", err)
-	}
+	defer unlock()
 	if fi, err := os.Stat(path); err != nil || fi.Size() < maxSize {
 		return nil // rotated by another process meanwhile
 	}
@@ -84,6 +95,70 @@ func rotate(path string, maxSize int64, keep int) error {
 		return fmt.Errorf("rotating %s: %w", path, err)
 	}
 	return nil
+}
+
+// tryLock takes the exclusive flock on the lock file at path without
+// waiting: nil, nil when another process holds it.
+func tryLock(path string) (unlock func(), err error) {
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	for errors.Is(err, unix.EINTR) {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err == nil && !samePath(f, path) {
+		err = unix.EWOULDBLOCK // replaced meanwhile: its new file is the lock now
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("log rotation lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing releases the flock
+}
+
+// openLock opens (or creates, 0600) the lock file. One this process's user
+// does not own is refused; one that group or others may open is removed and
+// made again: whoever opened it may hold it for ever.
+func openLock(path string) (*os.File, error) {
+	for range 2 {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("log rotation lock: %w", err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("log rotation lock: %w", err)
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st != nil && int(st.Uid) != os.Geteuid() {
+			f.Close()
+			return nil, fmt.Errorf("log rotation lock %s is owned by uid %d, not this process's %d: remove it", path, st.Uid, os.Geteuid())
+		}
+		if fi.Mode().Perm()&0o077 == 0 {
+			return f, nil
+		}
+		f.Close()
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("log rotation lock %s: mode %04o lets others open it, and removing it failed: %w", path, fi.Mode().Perm(), err)
+		}
+	}
+	return nil, fmt.Errorf("log rotation lock %s: replaced by another process while opened", path)
+}
+
+// samePath is whether path still names f's file.
+func samePath(f *os.File, path string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(path)
+	return err == nil && os.SameFile(fi, now)
 }
 
 // old is the name of the i-th old file.

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Many writers, each opening the file as a plugin process does (rotating it
@@ -138,7 +141,8 @@ func TestUnderTheLimitAppends(t *testing.T) {
 }
 
 // The plugin runs as root: a symlink planted at the log's path (or its
-// rotation lock's) is refused, and the file it points at is untouched.
+// rotation lock's) is refused, and the file it points at is untouched. A
+// refused lock costs only the rotation: the log goes on, saying why.
 func TestASymlinkIsNotFollowed(t *testing.T) {
 	for _, link := range []string{"plugin.log", "plugin.log.lock"} {
 		t.Run(link, func(t *testing.T) {
@@ -160,11 +164,143 @@ func TestASymlinkIsNotFollowed(t *testing.T) {
 			if err == nil {
 				fmt.Fprintln(f, "a log line")
 				f.Close()
-				t.Errorf("opened the log through a symlink at %s", link)
+				if link == "plugin.log" {
+					t.Errorf("opened the log through a symlink at %s", link)
+				}
 			}
 			if got, _ := os.ReadFile(victim); string(got) != "root:x:0:0\n" {
 				t.Errorf("the link's target changed: %q", got)
 			}
+			if link == "plugin.log.lock" {
+				wantNotRotated(t, path, "symlink")
+			}
 		})
 	}
+}
+
+// overLimit is a log past a 10-byte limit, and its lock file's path.
+func overLimit(t *testing.T) (path, lock string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "plugin.log")
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, path + ".lock"
+}
+
+// openOrHang is OpenWith(path, 10, 2), failing the test if it does not
+// return: a verb that opens the log would hang with it.
+func openOrHang(t *testing.T, path string) *os.File {
+	t.Helper()
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := OpenWith(path, 10, 2)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		t.Cleanup(func() { o.f.Close() })
+		return o.f
+	case <-time.After(time.Minute):
+		t.Fatal("OpenWith never returned while another process held the rotation lock")
+		return nil
+	}
+}
+
+// holdLock opens path as a holder would (its own open file description)
+// and takes LOCK_EX on it until the test ends.
+func holdLock(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	h, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	if err := unix.Flock(int(h.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantNotRotated(t *testing.T, path, why string) {
+	t.Helper()
+	if _, err := os.Stat(path + ".1"); err == nil {
+		t.Errorf("rotated although %s", why)
+	}
+}
+
+// A rotation lock another process holds is never waited for: the opener
+// appends to the file as it is and leaves the rotation to the holder.
+func TestAHeldLockIsNotWaitedFor(t *testing.T) {
+	path, lock := overLimit(t)
+	holdLock(t, lock, 0o600)
+	f := openOrHang(t, path)
+	if _, err := f.WriteString("a line\n"); err != nil {
+		t.Fatal(err)
+	}
+	wantNotRotated(t, path, "another process held the lock")
+}
+
+// A lock file others could open (as every one before was: 0644), which one
+// of them may hold open for ever, is replaced by a 0600 one, and the
+// rotation happens.
+func TestALockOthersCouldOpenIsReplaced(t *testing.T) {
+	path, lock := overLimit(t)
+	holdLock(t, lock, 0o644)
+	openOrHang(t, path)
+	if _, err := os.Stat(path + ".1"); err != nil {
+		t.Errorf("not rotated: %v", err)
+	}
+	wantPrivate(t, lock)
+}
+
+// A new lock file is 0600: no other user can open it to hold it.
+func TestANewLockIsPrivate(t *testing.T) {
+	path, lock := overLimit(t)
+	openOrHang(t, path)
+	wantPrivate(t, lock)
+}
+
+// A lock file another user owns is not used: no rotation, and the log says
+// why (as root, the plugin could otherwise flock a file that user holds).
+func TestALockAnotherUserOwnsIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file away")
+	}
+	path, lock := overLimit(t)
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(lock, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	openOrHang(t, path).Close()
+	wantNotRotated(t, path, "another user owns the lock")
+	got, _ := os.ReadFile(path)
+	if !strings.Contains(string(got), `msg="log not rotated"`) || !strings.Contains(string(got), "owned by uid 65534") {
+		t.Errorf("the log does not say why it was not rotated:\n%s", got)
+	}
+}
+
+func wantPrivate(t *testing.T, path string) {
+	t.Helper()
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v; want mode 0600", path, modeOf(fi, err))
+	}
+}
+
+func modeOf(fi os.FileInfo, err error) any {
+	if err != nil {
+		return err
+	}
+	return fmt.Sprintf("mode %04o", fi.Mode().Perm())
 }
