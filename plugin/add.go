@@ -29,6 +29,9 @@ func (v verbs) add(args *skel.CmdArgs) error {
 	}
 	defer c.end()
 	_, _ = c.cfg.knobFile() // read now, not inside take's transaction (which holds the store's lock); Knobs reports its error
+	if err := c.refuseDelegatedPolicy(); err != nil {
+		return err
+	}
 	if err := c.pickProfile(); err != nil {
 		c.log.Warn("refused the pod's profile", "err", err)
 		return err
@@ -76,6 +79,11 @@ func (c *call) wire(a store.Assignment) error {
 	if err != nil {
 		c.giveBack(a)
 		return types.NewError(types.ErrInternal, fmt.Sprintf("wiring pod %s/%s with %s: %v", c.pod.Namespace, c.pod.Name, addrList(a), err), "")
+	}
+	if err := c.enforcePolicy(); err != nil {
+		c.log.Warn("network policy failed: giving back the wiring and the address", "err", err)
+		c.undoWired(a)
+		return err
 	}
 	return c.print(interfaceResult(c.cfg, c.args, a, wired))
 }
