@@ -52,7 +52,7 @@ func TestReferenceManifestBecomesTheConfigFile(t *testing.T) {
 		}
 	}
 	want := map[string]string{"WARM_ENI_TARGET": Written, "AWS_VPC_K8S_CNI_VETHPREFIX": Written, "ENABLE_SUBNET_DISCOVERY": Written,
-		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Dropped,
+		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Written,
 		"MY_NODE_NAME": Dropped, "VPC_CNI_VERSION": Dropped, "DISABLE_METRICS": Dropped}
 	for name, action := range want {
 		if got[name].Action != action {
@@ -231,4 +231,26 @@ func FuzzParseYAMLDocs(f *testing.F) {
 		_, _ = parseYAMLDocs(b)
 		_, _ = parseDaemonSet(b)
 	})
+}
+
+// aws-node's policy mode is carried with a note saying the agent must run
+// beside vpc-cni; none (which the agent refuses) is policy off.
+func TestNetworkPolicyModeIsCarried(t *testing.T) {
+	for value, want := range map[string]string{"standard": Written, "Strict": Written, "none": Dropped} {
+		vars := []EnvVar{{Name: "NETWORK_POLICY_ENFORCING_MODE", Value: value}}
+		rep, err := MigrateConfig(vars, ConfigOptions{Source: "env", Path: filepath.Join(t.TempDir(), "config")})
+		if err != nil {
+			t.Fatalf("%s: %v", value, err)
+		}
+		v := byName(rep)["NETWORK_POLICY_ENFORCING_MODE"]
+		if v.Action != want || v.Stops {
+			t.Errorf("%s: %+v, want %s", value, v, want)
+		}
+		if want == Written && (!strings.Contains(v.Note, "networkPolicy.enabled=true") || !strings.Contains(rep.Config, "NETWORK_POLICY_ENFORCING_MODE="+value)) {
+			t.Errorf("%s: note %q, config %q", value, v.Note, rep.Config)
+		}
+		if want == Dropped && !strings.Contains(v.Note, "refuses") {
+			t.Errorf("%s: note %q", value, v.Note)
+		}
+	}
 }
