@@ -3,7 +3,6 @@ package npa
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // DialTimeout is aws-cni's bound on reaching the agent (npAgentConnTimeout).
@@ -41,7 +38,7 @@ func (c Client) Delete(ctx context.Context, r DeleteRequest) error {
 // call runs one unary call on a connection of its own (the plugin makes
 // one call per process) and reads the reply's Success.
 func (c Client) call(ctx context.Context, path string, msg []byte) error {
-	t := &http2.Transport{AllowHTTP: true, DialTLSContext: c.dial}
+	t := &http.Transport{DialContext: c.dial, Protocols: h2c()}
 	defer t.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost"+path, bytes.NewReader(frame(msg)))
 	if err != nil {
@@ -76,7 +73,7 @@ func (c Client) call(ctx context.Context, path string, msg []byte) error {
 }
 
 // dial reaches the socket within DialTimeout (and ctx).
-func (c Client) dial(ctx context.Context, _, _ string, _ *tls.Config) (net.Conn, error) {
+func (c Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	d := net.Dialer{Timeout: DialTimeout}
 	return d.DialContext(ctx, "unix", c.Socket)
 }
@@ -99,4 +96,12 @@ func callStatus(resp *http.Response, readErr error) error {
 		return fmt.Errorf("gRPC status %s: %s", code, decodeMessage(msg))
 	}
 	return readErr
+}
+
+// h2c is gRPC's transport without TLS: HTTP/2 with prior knowledge, which
+// net/http speaks itself (no TLS, no HTTP/1 upgrade).
+func h2c() *http.Protocols {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &p
 }

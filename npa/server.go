@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-
-	"golang.org/x/net/http2"
+	"time"
 )
 
 // Answer computes the reply to GetNetworkPolicyConfigs when the agent asks
@@ -38,7 +36,8 @@ func Listen(path string) (net.Listener, error) {
 		return nil, err
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // the name moves; Serve removes the final one
-	if err := os.Chmod(bound, 0o600); err == nil {
+	err = os.Chmod(bound, 0o600)
+	if err == nil {
 		err = os.Rename(bound, path)
 	}
 	if err != nil {
@@ -51,31 +50,16 @@ func Listen(path string) (net.Listener, error) {
 // ServeConfig answers GetNetworkPolicyConfigs on ln until ctx ends, then
 // closes ln and removes the socket at path.
 func ServeConfig(ctx context.Context, ln net.Listener, path string, answer Answer) error {
-	srv := &http2.Server{}
-	h := configHandler(answer)
-	var conns sync.WaitGroup
+	srv := &http.Server{Handler: configHandler(answer), Protocols: h2c(), ReadHeaderTimeout: 10 * time.Second}
+	defer os.Remove(path)
 	go func() {
 		<-ctx.Done()
-		ln.Close()
+		srv.Close()
 	}()
-	defer func() {
-		os.Remove(path)
-		conns.Wait()
-	}()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		conns.Add(1)
-		go func() {
-			defer conns.Done()
-			srv.ServeConn(conn, &http2.ServeConnOpts{Context: ctx, Handler: h})
-		}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
+	return nil
 }
 
 // configHandler serves the one method; any other is Unimplemented, as
