@@ -219,7 +219,8 @@ func TestHelmValuesNameEveryKnob(t *testing.T) {
 }
 
 // Rendered with every value set, each object decodes strictly and carries
-// what the values asked for; no RBAC object is ever rendered.
+// what the values asked for; no RBAC object is rendered (only
+// networkPolicy.enabled, off here, binds the policy agent its ClusterRole).
 func TestHelmRenderWithEveryValue(t *testing.T) {
 	docs := documents(t, render(t, "-f", allOnValues(t)))
 	objs := decodeStrictly(t, docs)
@@ -257,7 +258,7 @@ func TestHelmRenderWithEveryValue(t *testing.T) {
 	}
 	for name, doc := range docs {
 		if strings.Contains(doc, "rbac.authorization.k8s.io") {
-			t.Errorf("%s has RBAC: vpc-cni calls no Kubernetes API", name)
+			t.Errorf("%s has RBAC: vpc-cni calls no Kubernetes API (only the policy agent does)", name)
 		}
 	}
 }

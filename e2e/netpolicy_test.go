@@ -268,7 +268,15 @@ func nothingLeft(t *testing.T, w *world, p *pod) {
 func TestPrivilegedNetworkPolicyLoopAnswersTheAgent(t *testing.T) {
 	w := policyWorld(t, "strict")
 	sock := filepath.Join(t.TempDir(), "aws-node", "ipamd.sock")
+	// What a killed loop leaves: its socket, and the directory it binds in.
+	leftover := filepath.Join(filepath.Dir(sock), ".vpc-cni-sock-123")
+	if err := os.MkdirAll(leftover, 0o700); err != nil || os.WriteFile(sock, nil, 0o644) != nil {
+		t.Fatal(err)
+	}
 	startPolicyLoop(t, w, sock, "answering the agent's GetNetworkPolicyConfigs on "+sock)
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the leftover %s: %v", leftover, err)
+	}
 	fi, err := os.Stat(sock)
 	if err != nil {
 		t.Fatal(err)

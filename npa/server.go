@@ -16,16 +16,24 @@ import (
 // (the node's identity may be learnt after the server starts).
 type Answer func() (ConfigReply, error)
 
+// sockTempPattern names the private directories Listen binds in.
+const sockTempPattern = ".vpc-cni-sock-*"
+
 // Listen makes a root-only socket at path: the directory is created 0750
 // if missing, the socket is bound in a private directory beside it, made
 // 0600 and renamed into place, so no other user can connect even briefly.
-// A stale socket left by a killed process (or aws-node's) is replaced.
+// A stale socket left by a killed process (or aws-node's) is replaced, and
+// so is a private directory a killed process left.
 func Listen(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(dir, ".vpc-cni-sock-")
+	leftovers, _ := filepath.Glob(filepath.Join(dir, sockTempPattern))
+	for _, l := range leftovers { // a process killed between bind and rename
+		os.RemoveAll(l)
+	}
+	tmp, err := os.MkdirTemp(dir, sockTempPattern)
 	if err != nil {
 		return nil, err
 	}
