@@ -3,12 +3,15 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +22,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 
+	"vpc-cni/internal/gotool"
 	"vpc-cni/store"
 )
 
@@ -33,29 +37,40 @@ var npagentBuild struct {
 	err  error
 }
 
-// npagent builds testdata/npagent once per test binary, from the module
-// proxy (its go.sum pins what it fetches).
+// npagent builds testdata/npagent from the module proxy (its go.sum pins
+// what it fetches) into the tools' cache, once per content of its sources.
 func npagent(tb testing.TB) string {
 	tb.Helper()
 	b := &npagentBuild
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "npagent-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, "npagent")
-		cmd := exec.Command(goBinary(), "build", "-o", b.path, ".")
-		cmd.Dir = "testdata/npagent"
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod -buildvcs=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = errors.New("building testdata/npagent: " + err.Error() + "\n" + string(out))
-		}
-	})
+	b.once.Do(func() { b.path, b.err = buildNPAgent() })
 	if b.err != nil {
 		tb.Fatal(b.err)
 	}
 	return b.path
+}
+
+func buildNPAgent() (string, error) {
+	const src = "testdata/npagent"
+	h := sha256.New()
+	for _, f := range []string{"main.go", "go.mod", "go.sum"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return "", err
+		}
+		h.Write(data)
+	}
+	path := filepath.Join(gotool.CacheDir(), fmt.Sprintf("npagent-%x", h.Sum(nil)[:8]), "npagent")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+	cmd := exec.Command(goBinary(), "build", "-o", tmp, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod -buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", errors.New("building testdata/npagent: " + err.Error() + "\n" + string(out))
+	}
+	return path, os.Rename(tmp, path) // a whole binary or none, for parallel runs
 }
 
 // fakeAgent is testdata/npagent serving NPBackend on sock, recording each
