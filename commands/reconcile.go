@@ -48,6 +48,7 @@ Examples:
 			metricsFileFlag,
 			metricsListenFlag,
 			healthListenFlag,
+			policyConfigSocketFlag,
 			cniCacheDirFlag(),
 			&cli.BoolFlag{Name: "refill", Hidden: true, Usage: "the plugin's detached refill: with the lock held, leave at once when no refill claim stands (a pass that planned since served it)"},
 			&cli.BoolFlag{Name: "log-summary", Usage: "log one line (what the pass did, its EC2 calls, how long) instead of printing the report; the plugin's detached passes use it"},

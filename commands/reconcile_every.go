@@ -19,12 +19,16 @@ import (
 // is reported and the loop goes on (a ConfigMap or a credential may be fixed
 // meanwhile); pods never wait for it, as the plugin grows the pool itself.
 // With --metrics-listen it serves the snapshot it takes after each pass
-// (and every snapshotEvery between them).
+// (and every snapshotEvery between them). With NETWORK_POLICY_ENFORCING_MODE
+// set it answers the policy agent's start-up question, as ipamd does.
 func reconcileEvery(c *cli.Context, every time.Duration, pass func(*cli.Context) error) error {
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	m, err := startMetrics(ctx, c)
 	if err != nil {
+		return err
+	}
+	if err := startPolicyConfig(ctx, c); err != nil {
 		return err
 	}
 	refresh := time.NewTicker(snapshotEvery)

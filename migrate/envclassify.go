@@ -55,6 +55,8 @@ func classifyOne(e EnvVar) ConfigVar {
 			"put "+e.Name+"=<the value> in the file, or --force drops it"
 	case e.From != "":
 		v.Action, v.Note = Dropped, "its value comes from the Kubernetes API, which vpc-cni does not read; "+instead(known)
+	case e.Name == settings.NetworkPolicyMode:
+		v.Action, v.Note = policyMode(e.Value)
 	default:
 		v.Action, v.Note = byFate(known, e.Value)
 		v.Stops = v.Action == refused
@@ -142,4 +144,20 @@ func checkCustomNetworking(vars []ConfigVar) []ConfigVar {
 			"and run again, or --force writes the config without custom networking's zones (add them before the first pass)"
 	}
 	return vars
+}
+
+// policyMode carries aws-node's mode with what it now needs: the agent
+// beside vpc-cni, as beside aws-node. none, which the agent refuses, is
+// policy off: the knob unset.
+func policyMode(value string) (action, note string) {
+	switch v := strings.ToLower(strings.TrimSpace(value)); v {
+	case "":
+		return Dropped, "empty: policy off, as aws-node"
+	case "none":
+		return Dropped, "none: the policy agent refuses it, so policy was off; vpc-cni's off is the knob unset"
+	default:
+		return Written, "every pod ADD calls the network policy agent, as aws-node's did: run it beside vpc-cni " +
+			"(the chart's networkPolicy.enabled=true, networkPolicy.enforcingMode=" + v + ") before the node moves, " +
+			"or pods fail to start; docs/network-policy.md"
+	}
 }

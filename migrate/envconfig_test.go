@@ -52,7 +52,7 @@ func TestReferenceManifestBecomesTheConfigFile(t *testing.T) {
 		}
 	}
 	want := map[string]string{"WARM_ENI_TARGET": Written, "AWS_VPC_K8S_CNI_VETHPREFIX": Written, "ENABLE_SUBNET_DISCOVERY": Written,
-		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Dropped,
+		"AWS_VPC_K8S_CNI_LOGLEVEL": Dropped, "ENABLE_IPv6": Written, "NETWORK_POLICY_ENFORCING_MODE": Written,
 		"MY_NODE_NAME": Dropped, "VPC_CNI_VERSION": Dropped, "DISABLE_METRICS": Dropped}
 	for name, action := range want {
 		if got[name].Action != action {
@@ -260,5 +260,27 @@ MINIMUM_IP_TARGET=4
 	_, err = parseEnvLines([]byte("# DaemonSet aws-node, container aws-eks-nodeagent\nWARM_IP_TARGET=9\n"))
 	if err == nil || !strings.Contains(err.Error(), "aws-node") {
 		t.Errorf("a listing without the aws-node container: %v", err)
+	}
+}
+
+// aws-node's policy mode is carried with a note saying the agent must run
+// beside vpc-cni; none (which the agent refuses) is policy off.
+func TestNetworkPolicyModeIsCarried(t *testing.T) {
+	for value, want := range map[string]string{"standard": Written, "Strict": Written, "none": Dropped} {
+		vars := []EnvVar{{Name: "NETWORK_POLICY_ENFORCING_MODE", Value: value}}
+		rep, err := MigrateConfig(vars, ConfigOptions{Source: "env", Path: filepath.Join(t.TempDir(), "config")})
+		if err != nil {
+			t.Fatalf("%s: %v", value, err)
+		}
+		v := byName(rep)["NETWORK_POLICY_ENFORCING_MODE"]
+		if v.Action != want || v.Stops {
+			t.Errorf("%s: %+v, want %s", value, v, want)
+		}
+		if want == Written && (!strings.Contains(v.Note, "networkPolicy.enabled=true") || !strings.Contains(rep.Config, "NETWORK_POLICY_ENFORCING_MODE="+value)) {
+			t.Errorf("%s: note %q, config %q", value, v.Note, rep.Config)
+		}
+		if want == Dropped && !strings.Contains(v.Note, "refuses") {
+			t.Errorf("%s: note %q", value, v.Note)
+		}
 	}
 }

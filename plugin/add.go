@@ -30,6 +30,9 @@ func (v verbs) add(args *skel.CmdArgs) error {
 	}
 	defer c.end()
 	_, _ = c.cfg.knobFile() // read now, not inside take's transaction (which holds the store's lock); Knobs reports its error
+	if err := c.refuseDelegatedPolicy(); err != nil {
+		return err
+	}
 	if err := c.pickProfile(); err != nil {
 		c.log.Warn("refused the pod's profile", "err", err)
 		return err
@@ -86,6 +89,11 @@ func (c *call) wire(a store.Assignment) error {
 		if terr := c.host.TeardownPod(c.podWiring(a)); terr != nil {
 			c.log.Error("unwiring the pod that could not be recorded", "err", terr)
 		}
+		return err
+	}
+	if err := c.enforcePolicy(); err != nil {
+		c.log.Warn("network policy failed: giving back the wiring and the address", "err", err)
+		c.undoWired(a)
 		return err
 	}
 	return c.print(interfaceResult(c.cfg, c.args, a, wired))

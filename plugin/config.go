@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
 
+	"vpc-cni/npa"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -51,6 +52,7 @@ type Options struct {
 	InlineGrow          *bool    `json:"inlineGrow"`          // grow the pool inside ADD when it is empty (default true)
 	BackgroundReconcile *bool    `json:"backgroundReconcile"` // start a detached reconcile when below target (default true)
 	CNICacheDir         string   `json:"cniCacheDir"`         // the runtime's CNI result cache, read to rebuild lost state (default /var/lib/cni)
+	PolicyAgentSocket   string   `json:"policyAgentSocket"`   // the network policy agent's socket, called when NETWORK_POLICY_ENFORCING_MODE is set (default /var/run/aws-node/npa.sock)
 	Timeouts            Timeouts `json:"timeouts"`
 }
 
@@ -183,6 +185,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.CNICacheDir == "" {
 		c.CNICacheDir = DefaultCNICacheDir
+	}
+	if c.PolicyAgentSocket == "" {
+		c.PolicyAgentSocket = npa.AgentSocket
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":

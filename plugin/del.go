@@ -55,6 +55,7 @@ func (v verbs) del(args *skel.CmdArgs) error {
 	if err := c.unwire(a, found); err != nil {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
 	}
+	c.forgetPolicy()
 	if !found {
 		c.log.Info("nothing assigned; nothing to release")
 		if waiting {

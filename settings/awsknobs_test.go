@@ -164,7 +164,7 @@ func TestAWSNodeVariablesAnsweredDifferently(t *testing.T) {
 }
 
 func TestAWSNodeVariablesNotYetHonoured(t *testing.T) {
-	for _, key := range []string{"ENABLE_POD_ENI", "ENABLE_MULTI_NIC", "NETWORK_POLICY_ENFORCING_MODE",
+	for _, key := range []string{"ENABLE_POD_ENI", "ENABLE_MULTI_NIC",
 		"ANNOTATE_POD_IP", "AWS_MANAGE_ENIS_NON_SCHEDULABLE", "DISABLE_TCP_EARLY_DEMUX"} {
 		_, err := ParseFile("/etc/vpc-cni/config", []byte(key+"=true\n"))
 		if err == nil || !strings.Contains(err.Error(), key+" is aws-node's, and vpc-cni cannot honour it yet") ||

@@ -55,6 +55,7 @@ var AWSNodeVars = []AWSNodeVar{
 	{Name: EnableIPv4, Fate: Carried, Default: "true"},
 	{Name: EnableV4Egress, Fate: Carried, Default: "true"},
 	{Name: EnableV6Egress, Fate: Carried, Default: "false"},
+	{Name: NetworkPolicyMode, Fate: Carried, Default: PolicyStandard},
 
 	{Name: "AWS_VPC_K8S_CNI_LOGLEVEL", Fate: Answered, Default: "DEBUG",
 		Instead: "vpcctl (reconcile, the timer) logs to stderr, the journal: set VPC_CNI_LOG_LEVEL (debug, info, warn, error) or --log-level instead"},
@@ -96,7 +97,6 @@ var AWSNodeVars = []AWSNodeVar{
 	{Name: "ENABLE_POD_ENI", Fate: NotYet, Default: "false", Instead: "security groups for pods (trunk and branch ENIs)"},
 	{Name: "POD_SECURITY_GROUP_ENFORCING_MODE", Fate: NotYet, Default: "strict", Instead: "security groups for pods"},
 	{Name: "ENABLE_MULTI_NIC", Fate: NotYet, Default: "false", Instead: "pods on network cards other than 0"},
-	{Name: "NETWORK_POLICY_ENFORCING_MODE", Fate: NotYet, Default: "standard", Instead: "hook for the network policy agent"},
 	{Name: "ANNOTATE_POD_IP", Fate: NotYet, Default: "false", Instead: "pod annotations (it does not talk to the API server)"},
 	{Name: "AWS_MANAGE_ENIS_NON_SCHEDULABLE", Fate: NotYet, Default: "false", Instead: "view of the Node's taints (it does not talk to the API server)"},
 	{Name: "DISABLE_TCP_EARLY_DEMUX", Fate: NotYet, Default: "false", Instead: "setting of net.ipv4.tcp_early_demux"},

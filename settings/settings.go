@@ -50,7 +50,7 @@ var FileKeys = []string{
 	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
 	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
 	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
-	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin,
+	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin, NetworkPolicyMode,
 	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress, Profiles, ProfileAdmission,
 }
 
@@ -130,6 +130,8 @@ type Effective struct {
 	IMDSOnly                bool              `json:"imdsOnlyMode"`
 	DisablePodV6            bool              `json:"disablePodV6"`
 	BandwidthPlugin         bool              `json:"bandwidthPlugin"`
+	// NetworkPolicyMode: standard or strict calls the policy agent; "" off.
+	NetworkPolicyMode string `json:"networkPolicyMode,omitempty"`
 
 	// Profiles: the network profiles, by name (profiles.go).
 	Profiles []Profile `json:"profiles,omitempty"`
@@ -258,7 +260,7 @@ func (r *resolver) poolKnobs(e *Effective) error {
 
 // others resolves the knobs outside the pool's targets into e.
 func (r *resolver) others(e *Effective) error {
-	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.families, r.appliedElsewhere, r.shown} {
+	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.networkPolicy, r.families, r.appliedElsewhere, r.shown} {
 		if err := resolve(e); err != nil {
 			return err
 		}

@@ -83,3 +83,17 @@ true
 {{- end -}}
 {{ join ", " $open }}
 {{- end }}
+
+{{/* networkPolicy.enforcingMode, checked: the agent takes standard or strict only. */}}
+{{- define "vpc-cni.policyMode" -}}
+{{- $mode := lower (toString .Values.networkPolicy.enforcingMode) -}}
+{{- if not (has $mode (list "standard" "strict")) -}}
+{{- fail (printf "networkPolicy.enforcingMode %q: want standard or strict (the agent refuses any other; turn policy off with networkPolicy.enabled=false)" (toString .Values.networkPolicy.enforcingMode)) -}}
+{{- end -}}
+{{- $mode -}}
+{{- end }}
+
+{{/* The service account: for AWS credentials (serviceAccount.create), or the policy agent's API token. */}}
+{{- define "vpc-cni.serviceAccount" -}}
+{{- if or .Values.serviceAccount.create .Values.networkPolicy.enabled }}{{ .Values.serviceAccount.name }}{{ end -}}
+{{- end }}
