@@ -47,6 +47,7 @@ func TestDelWhenThingsAreGone(t *testing.T) {
 	}
 	w.del(p, conf)
 	w.del(p, conf)
+	w.waitNoVeths() // DEL leaves the pair to the namespace's end, which the kernel finishes asynchronously
 	w.assertNodeClean()
 }
 
