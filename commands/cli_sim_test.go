@@ -28,5 +28,7 @@ func TestSimServeWithoutLinkNetnsSaysItsENIsHaveNoLink(t *testing.T) {
 	if len(said) < 2 || !strings.Contains(said[1], "no --link-netns") || !strings.Contains(said[1], "no link with this MAC yet") {
 		t.Fatalf("sim serve said %q", said)
 	}
-	vpc(t, nil, "sim", "serve", "--help").want(t, 0, "--link-netns /run/netns/node1", "ip netns exec node1 vpcctl")
+	vpc(t, nil, "sim", "serve", "--help").want(t, 0, "--link-netns /run/netns/node1", "ip netns exec node1 vpcctl",
+		// the emulator listens on the loopback of the namespace it starts in
+		"ip netns exec node1 vpcctl sim serve --link-netns")
 }

@@ -41,14 +41,15 @@ func simServeCommand() *cli.Command {
 
 The ENIs it attaches have a link on this machine only with --link-netns: without it, a pass
 sets up no ENI but the primary ("FAILED host setup ... no link with this MAC yet", exit 1) and
-doctor reports them not ready. With it (root), run each vpcctl command in that namespace.
+doctor reports them not ready. With it (root), run it, and each vpcctl command, in that
+namespace: it listens on that namespace's loopback.
 
 Examples:
    vpcctl sim serve --listen 127.0.0.1:8940 --instance-type t3.small --env-file /tmp/sim.env &
    . /tmp/sim.env && vpcctl --state-dir /tmp/vpc reconcile
 
    ip netns add node1                          # as root: ENIs appear as links in node1
-   vpcctl sim serve --link-netns /run/netns/node1 --env-file /tmp/sim.env &
+   ip netns exec node1 vpcctl sim serve --link-netns /run/netns/node1 --env-file /tmp/sim.env &
    . /tmp/sim.env && ip netns exec node1 vpcctl --state-dir /tmp/vpc pool warm --ip-target 20`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8940", Usage: "address to listen on (loopback)"},
@@ -100,7 +101,7 @@ func simServe(c *cli.Context) error {
 // failed host setup is not taken for a fault of the node.
 const noLinksNote = "vpcctl sim: no --link-netns: the ENIs this emulator attaches have no link on this machine, so every pass " +
 	"that attaches one reports \"FAILED host setup ... no link with this MAC yet\" and exits 1, and so does doctor; " +
-	"for a whole node, start it with --link-netns /run/netns/NAME and run each vpcctl command under ip netns exec NAME"
+	"for a whole node, start it under ip netns exec NAME with --link-netns /run/netns/NAME and run each vpcctl command there too"
 
 func simCallsCommand() *cli.Command {
 	return &cli.Command{
