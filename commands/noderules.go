@@ -19,63 +19,70 @@ func nodeRulesCommand() *cli.Command {
 		Name:  "node-rules",
 		Usage: "show or remove the node-level rules (SNAT, NodePort connmark, fwmark rule) that reconcile keeps",
 		Subcommands: []*cli.Command{{
-			Name:  "status",
-			Usage: "show whether the rules match the configuration (read-only)",
-			Flags: []cli.Flag{outputFlag("table")},
-			Action: func(c *cli.Context) error {
-				node, snap, err := learntPool(c)
-				if err != nil {
-					return err
-				}
-				in, err := knobInputs(c)
-				if err != nil {
-					return err
-				}
-				s := status.NodeRules(node, snap, in)
-				if err := render(c, s, func(t *printers.Table) {
-					t.Row("STATE", s.State)
-					t.Row("DETAIL", s.Detail)
-				}); err != nil {
-					return err
-				}
-				if s.Fault() {
-					return errors.New("node rules are " + s.State)
-				}
-				return nil
-			},
+			Name:   "status",
+			Usage:  "show whether the rules match the configuration (read-only)",
+			Flags:  []cli.Flag{outputFlag("table")},
+			Action: nodeRulesStatus,
 		}, {
 			Name: "sysctls",
 			Usage: "set the kernel settings the node rules need (rp_filter, IPv6 forwarding) from the node the last " +
 				"pass learnt, without EC2; the boot unit runs it, as the timer's passes may not write /proc/sys",
 			Action: setNodeSysctls,
 		}, {
-			Name:  "remove",
-			Usage: "delete the nftables table and the fwmark rule; stop the reconcile timer first, or the next pass puts them back",
-			Flags: nil,
-			Action: func(c *cli.Context) error {
-				st, err := openStore(c)
-				if err != nil {
-					return err
-				}
-				unlock, _, err := st.LockReconcile(true, 0)
-				if err != nil {
-					return fmt.Errorf("taking the reconcile lock: %w", err)
-				}
-				defer unlock()
-				if err := inNodeNamespace(st); err != nil {
-					return err
-				}
-				removed, err := hostnet.Remove()
-				for _, r := range removed {
-					fmt.Fprintln(c.App.Writer, "removed", r)
-				}
-				if err == nil && len(removed) == 0 {
-					fmt.Fprintln(c.App.Writer, "nothing to remove: no node-level rule of vpc-cni in this network namespace")
-				}
-				return err
-			},
+			Name:   "remove",
+			Usage:  "delete the nftables table and the fwmark rule; stop the reconcile timer first, or the next pass puts them back",
+			Action: removeNodeRules,
 		}},
 	}
+}
+
+// nodeRulesStatus prints whether the rules are in place; exit 1 when they
+// should be and are not (or cannot be read).
+func nodeRulesStatus(c *cli.Context) error {
+	node, snap, err := learntPool(c)
+	if err != nil {
+		return err
+	}
+	in, err := knobInputs(c)
+	if err != nil {
+		return err
+	}
+	s := status.NodeRules(node, snap, in)
+	if err := render(c, s, func(t *printers.Table) {
+		t.Row("STATE", s.State)
+		t.Row("DETAIL", s.Detail)
+	}); err != nil {
+		return err
+	}
+	if s.Fault() {
+		return errors.New("node rules are " + s.State)
+	}
+	return nil
+}
+
+// removeNodeRules deletes the rules, under the reconcile lock, in the
+// node's namespace only, naming each it removed.
+func removeNodeRules(c *cli.Context) error {
+	st, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	unlock, _, err := st.LockReconcile(true, 0)
+	if err != nil {
+		return fmt.Errorf("taking the reconcile lock: %w", err)
+	}
+	defer unlock()
+	if err := inNodeNamespace(st); err != nil {
+		return err
+	}
+	removed, err := hostnet.Remove()
+	for _, r := range removed {
+		fmt.Fprintln(c.App.Writer, "removed", r)
+	}
+	if err == nil && len(removed) == 0 {
+		fmt.Fprintln(c.App.Writer, "nothing to remove: no node-level rule of vpc-cni in this network namespace")
+	}
+	return err
 }
 
 // learntPool is the node and pool the last pass recorded; read-only, so a

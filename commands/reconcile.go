@@ -129,38 +129,45 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if c.Bool("refill") {
 		gatherBurst(ctx, st)
 	}
-	if !dryRun {
-		unlock, run, err := holdLock(c, st, wait)
-		if err != nil {
-			recordStopped(c, st, err)
-		}
-		if err != nil || !run {
-			return nil, err
-		}
-		defer unlock()
-	}
 	if dryRun {
-		runner, err := newRunner(ctx, st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
-		if err != nil {
-			return nil, classifyRunError(ctx, err)
-		}
-		rep, err := runner.Run(ctx, reconcile.Options{DryRun: true})
-		warnChanges(c, rep)
-		return rep, classifyRunError(ctx, err)
+		return dryRunPass(ctx, c, s)
 	}
-	rep, err := passRecovering(ctx, c, st, s.in, reconcile.Options{})
-	if rep == nil && err != nil {
-		// Stopped before the pass began (a bad value): recorded like a
-		// failed pass, and gc, which reads the same value, is not run.
+	unlock, run, err := holdLock(c, st, wait)
+	if err != nil {
 		recordStopped(c, st, err)
+	}
+	if err != nil || !run {
+		return nil, err
+	}
+	defer unlock()
+	return lockedPass(ctx, c, s)
+}
+
+// dryRunPass plans in memory and changes nothing.
+func dryRunPass(ctx context.Context, c *cli.Context, s session) (*reconcile.Report, error) {
+	runner, err := newRunner(ctx, s.st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
+	if err != nil {
+		return nil, classifyRunError(ctx, err)
+	}
+	rep, err := runner.Run(ctx, reconcile.Options{DryRun: true})
+	warnChanges(c, rep)
+	return rep, classifyRunError(ctx, err)
+}
+
+// lockedPass is a pass with the reconcile lock held, then gc and metrics. A
+// pass stopped before it began (a bad value) is recorded like a failed pass,
+// and gc, which reads the same value, is not run; a report with FAILED
+// steps is the exit status too, so a timer or a script sees it.
+func lockedPass(ctx context.Context, c *cli.Context, s session) (*reconcile.Report, error) {
+	rep, err := passRecovering(ctx, c, s.st, s.in, reconcile.Options{})
+	if rep == nil && err != nil {
+		recordStopped(c, s.st, err)
 		return nil, classifyRunError(ctx, err)
 	}
 	warnChanges(c, rep)
-	collectGarbage(c, st)
-	writeMetricsAfterPass(c, st)
+	collectGarbage(c, s.st)
+	writeMetricsAfterPass(c, s.st)
 	if err == nil && rep != nil && len(rep.Failed) > 0 {
-		// The report's FAILED lines are the exit status too: a timer or a
-		// script sees the pass did not do all it planned.
 		return rep, fmt.Errorf("the pass ended with %s: %s", printers.Plural(len(rep.Failed), "failed step", "failed steps"),
 			strings.Join(rep.Failed, "; "))
 	}

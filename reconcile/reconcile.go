@@ -238,29 +238,7 @@ func (p *pass) executeAndSettle(ctx context.Context, steps []step, truth []cloud
 // (p.node, p.cfg); it also reads what the pass needs from the last one, in
 // the same transaction.
 func (p *pass) prepare(ctx context.Context) error {
-	var known bool
-	var stored store.Settings
-	err := p.Store.View(func(tx *store.Tx) error {
-		var err error
-		if p.node, known, err = tx.Node(); err != nil {
-			return err
-		}
-		if stored, err = tx.Settings(); err != nil {
-			return err
-		}
-		if p.orphans, err = tx.Intents(); err != nil {
-			return err
-		}
-		last, _, err := tx.ReconcileReport()
-		p.lastLeakSweep = last.LastLeakSweep
-		return err
-	})
-	if errors.Is(err, store.ErrNotInitialized) {
-		// A fresh node (nothing learnt, nothing overridden yet), or a file
-		// removed since this process looked: either way the pass's first
-		// write creates one, after lostCheck found no running pod.
-		p.fresh, err = true, nil
-	}
+	known, stored, err := p.readLast()
 	if err != nil {
 		return err
 	}
@@ -290,6 +268,32 @@ func (p *pass) prepare(ctx context.Context) error {
 	}
 	p.checkPrefixCapable()
 	return p.checkIPv6Capable()
+}
+
+// readLast reads the stored node, settings, intents and last report in one
+// transaction. A missing file is a fresh node (nothing learnt, nothing
+// overridden yet), or a file removed since this process looked: either way
+// the pass's first write creates one, after lostCheck found no running pod.
+func (p *pass) readLast() (known bool, stored store.Settings, err error) {
+	err = p.Store.View(func(tx *store.Tx) error {
+		var err error
+		if p.node, known, err = tx.Node(); err != nil {
+			return err
+		}
+		if stored, err = tx.Settings(); err != nil {
+			return err
+		}
+		if p.orphans, err = tx.Intents(); err != nil {
+			return err
+		}
+		last, _, err := tx.ReconcileReport()
+		p.lastLeakSweep = last.LastLeakSweep
+		return err
+	})
+	if errors.Is(err, store.ErrNotInitialized) {
+		p.fresh, err = true, nil
+	}
+	return known, stored, err
 }
 
 // checkPrefixCapable turns prefix delegation off, with a finding, on an
