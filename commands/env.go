@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"time"
@@ -202,8 +203,8 @@ func warnChanges(c *cli.Context, rep *reconcile.Report) {
 		return
 	}
 	for _, ch := range settings.FromEnvironment(rep.Changed) {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)\n",
-			ch, ch.Name)
+		stderrLine(c, slog.LevelWarn, fmt.Sprintf("warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)",
+			ch, ch.Name))
 	}
 }
 

@@ -142,7 +142,7 @@ func openLog(cfg *Config, verb, containerID string) (*slog.Logger, io.Closer) {
 			w, closer = f, f
 		}
 	}
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	h := logfile.NewHandler(w, cfg.LogFormat, level)
 	return slog.New(h).With("verb", verb, "container", shortID(containerID), "pid", os.Getpid()), closer
 }
 
