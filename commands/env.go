@@ -56,7 +56,7 @@ func innermostFlag(c *cli.Context, name string) (string, bool) {
 // it on first use.
 func openStore(c *cli.Context) (*store.Store, error) {
 	dir := stateDir(c)
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Options{OnLockWait: lockWaitNotice(c)})
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
@@ -136,7 +136,7 @@ func openState(c *cli.Context, mode openMode) (*store.Store, error) {
 		return openStateReadOnly(c)
 	case lazy:
 		dir := stateDir(c)
-		st, err := store.Open(dir, store.Options{Lazy: true})
+		st, err := store.Open(dir, store.Options{Lazy: true, OnLockWait: lockWaitNotice(c)})
 		if err != nil {
 			return nil, fmt.Errorf("state dir %s: %w", dir, err)
 		}
