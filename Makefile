@@ -114,7 +114,10 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cluster ./e2e/cluster/
 
-demo: build
+# The build takes minutes on a cold cache and prints nothing: say so first.
+demo:
+	@echo "building $(BIN)/vpcctl (first time: a few minutes)..."
+	@$(MAKE) --no-print-directory build
 	./scripts/demo.sh
 
 clean:

@@ -3,6 +3,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/internal/logfile"
 	"vpc-cni/store"
 )
 
@@ -109,6 +111,10 @@ func globalFlags() []cli.Flag {
 			Name: "log-level", Value: "warn", EnvVars: []string{"VPC_CNI_LOG_LEVEL"},
 			Usage: "debug, info, warn or error (logs go to stderr)",
 		},
+		&cli.StringFlag{
+			Name: "log-format", Value: logfile.FormatText, EnvVars: []string{"VPC_CNI_LOG_FORMAT"},
+			Usage: "text or json (one JSON object per line) for the logs on stderr",
+		},
 	}
 }
 
@@ -160,9 +166,31 @@ func setupLogging(c *cli.Context) error {
 	if err := level.UnmarshalText([]byte(name)); err != nil {
 		return usagef("--log-level %q: must be debug, info, warn or error", name)
 	}
-	h := slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})
-	slog.SetDefault(slog.New(h))
+	logFormat, _ := innermostFlag(c, "log-format")
+	if err := logfile.CheckFormat(logFormat); err != nil {
+		return usagef("--log-format %v", err)
+	}
+	slog.SetDefault(slog.New(logfile.NewHandler(c.App.ErrWriter, logFormat, level)))
 	return nil
+}
+
+// jsonLogs says whether the logs are JSON lines, so a line that would
+// otherwise be plain text on stderr goes through slog too.
+func jsonLogs(c *cli.Context) bool {
+	f, _ := innermostFlag(c, "log-format")
+	return f == logfile.FormatJSON
+}
+
+// stderrLine writes msg on stderr: "vpcctl: msg", or with JSON logs a
+// record of level whatever --log-level says (as the plain line is), so a
+// log reader parses every line.
+func stderrLine(c *cli.Context, level slog.Level, msg string) {
+	if !jsonLogs(c) {
+		fmt.Fprintln(c.App.ErrWriter, "vpcctl: "+msg)
+		return
+	}
+	h := logfile.NewHandler(c.App.ErrWriter, logfile.FormatJSON, level)
+	slog.New(h).Log(context.Background(), level, msg)
 }
 
 // onUsageError makes flag errors exit 2, names the flag the user probably

@@ -13,10 +13,12 @@ import (
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/simtest"
 	"vpc-cni/maxpods"
+	"vpc-cni/store"
 )
 
 // treeOf is the files a --root tree holds, by host path: mode and mtime.
-// The state dir is left out: every reconcile records its pass there.
+// The state dir is left out: every reconcile records its pass there; and
+// the lock beside it, whose holder writes its pid and start into it.
 func treeOf(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -25,7 +27,7 @@ func treeOf(t *testing.T, root string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		if strings.HasPrefix(rel, "var/lib/vpc-cni/") {
+		if strings.HasPrefix(rel, "var/lib/vpc-cni/") || rel == "var/lib/vpc-cni."+store.ReconcileLockFile {
 			return nil
 		}
 		out["/"+rel] = fi.Mode().String() + " " + fi.ModTime().Format(time.RFC3339Nano)

@@ -10,7 +10,8 @@ import (
 
 // `migrate --aws-node-env` on the reference's own manifest writes the
 // config file (0644) and names every variable of the aws-node container;
-// it needs no state, EC2 or IMDS.
+// it needs no state, EC2 or IMDS. The policy mode's note says what the
+// agent's container beside aws-node did with it.
 func TestMigrateAWSNodeEnvOnTheReferenceManifest(t *testing.T) {
 	manifest, err := filepath.Abs("../migrate/testdata/reference/aws-k8s-cni-v1.23.1.yaml")
 	if err != nil {
@@ -22,7 +23,8 @@ func TestMigrateAWSNodeEnvOnTheReferenceManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	dry := vpc(t, nil, "migrate", "--from-aws-node", "--aws-node-env", manifest, "--config", cfg, "--dry-run")
-	dry.want(t, 0, "DRY RUN", "WARM_ENI_TARGET=1\n", "AWS_VPC_K8S_CNI_LOGLEVEL", "VPC_CNI_LOG_LEVEL", "MY_POD_NAME")
+	dry.want(t, 0, "DRY RUN", "WARM_ENI_TARGET=1\n", "AWS_VPC_K8S_CNI_LOGLEVEL", "VPC_CNI_LOG_LEVEL", "MY_POD_NAME",
+		"policy was NOT enforced on this node") // its agent runs with --enable-network-policy=false
 	if _, err := os.Stat(cfg); !os.IsNotExist(err) {
 		t.Fatal("the dry run wrote the config file")
 	}

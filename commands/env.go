@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"time"
@@ -55,7 +56,7 @@ func innermostFlag(c *cli.Context, name string) (string, bool) {
 // it on first use.
 func openStore(c *cli.Context) (*store.Store, error) {
 	dir := stateDir(c)
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Options{OnLockWait: lockWaitNotice(c)})
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
@@ -135,7 +136,7 @@ func openState(c *cli.Context, mode openMode) (*store.Store, error) {
 		return openStateReadOnly(c)
 	case lazy:
 		dir := stateDir(c)
-		st, err := store.Open(dir, store.Options{Lazy: true})
+		st, err := store.Open(dir, store.Options{Lazy: true, OnLockWait: lockWaitNotice(c)})
 		if err != nil {
 			return nil, fmt.Errorf("state dir %s: %w", dir, err)
 		}
@@ -202,8 +203,8 @@ func warnChanges(c *cli.Context, rep *reconcile.Report) {
 		return
 	}
 	for _, ch := range settings.FromEnvironment(rep.Changed) {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)\n",
-			ch, ch.Name)
+		stderrLine(c, slog.LevelWarn, fmt.Sprintf("warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)",
+			ch, ch.Name))
 	}
 }
 

@@ -54,7 +54,7 @@ Examples:
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
 			rep, err := install.Install(layout(c), install.Options{Timer: c.String("timer"), Sets: c.StringSlice("set"),
-				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c), IAMCheck: installIAMCheck(c),
+				ConfigFrom: c.String("config-from"), Env: envLookup, FirstPass: installPass(c), OnLockWait: lockWaitNotice(c), IAMCheck: installIAMCheck(c),
 				Image: c.Bool("image")}, c.App.Writer)
 			return summarise(c, rep, err)
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -73,7 +74,7 @@ func startMetrics(ctx context.Context, c *cli.Context) (*loopMetrics, error) {
 			return nil, err
 		}
 		if off {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %s=true: /metrics and /healthz are not served on %s\n", disableMetricsEnv, metricsAt)
+			stderrLine(c, slog.LevelWarn, fmt.Sprintf("metrics: %s=true: /metrics and /healthz are not served on %s", disableMetricsEnv, metricsAt))
 			metricsAt = ""
 		}
 	}
@@ -96,7 +97,7 @@ func (m *loopMetrics) server(addr, what string, h http.Handler, lim metrics.Limi
 	c := m.c
 	return &metrics.Server{Addr: addr, Handler: h, Limits: lim,
 		Listening: func(a net.Addr) {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: serving %s on http://%s\n", what, a)
+			stderrLine(c, slog.LevelInfo, fmt.Sprintf("serving %s on http://%s", what, a))
 		},
 		Failed: bindReporter(c, addr, what),
 	}
@@ -163,7 +164,7 @@ func (m *loopMetrics) snapshot() {
 		msg = err.Error()
 	}
 	if msg != "" && msg != m.lastErr {
-		fmt.Fprintf(m.c.App.ErrWriter, "vpcctl: metrics: %s; /metrics serves the last good snapshot\n", msg)
+		stderrLine(m.c, slog.LevelWarn, fmt.Sprintf("metrics: %s; /metrics serves the last good snapshot", msg))
 	}
 	m.lastErr = msg
 }
@@ -191,7 +192,7 @@ func bindReporter(c *cli.Context, addr, what string) func(error, time.Duration) 
 	var mu sync.Mutex
 	last := ""
 	return func(err error, retry time.Duration) {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %v; %s not served; retrying in %s\n", err, served(what), retry)
+		stderrLine(c, slog.LevelWarn, fmt.Sprintf("metrics: %v; %s not served; retrying in %s", err, served(what), retry))
 		mu.Lock()
 		defer mu.Unlock()
 		if err.Error() == last {
@@ -204,7 +205,7 @@ func bindReporter(c *cli.Context, addr, what string) func(error, time.Duration) 
 			kind = "health-listen-failed"
 		}
 		if rerr := recordEvent(c, kind, msg); rerr != nil {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: recording the event: %v\n", rerr)
+			stderrLine(c, slog.LevelWarn, fmt.Sprintf("metrics: recording the event: %v", rerr))
 		}
 	}
 }

@@ -16,13 +16,13 @@ func migrateConfigAction(c *cli.Context) error {
 		return err
 	}
 	src := c.String("aws-node-env")
-	vars, err := migrate.ReadAWSNodeEnv(src)
+	env, err := migrate.ReadAWSNodeEnv(src)
 	if err != nil {
 		return err
 	}
 	path, _ := innermostFlag(c, "config")
-	out, err := migrate.MigrateConfig(vars, migrate.ConfigOptions{Source: src, Path: path,
-		DryRun: c.Bool("dry-run"), Force: c.Bool("force")})
+	out, err := migrate.MigrateConfig(env.Vars, migrate.ConfigOptions{Source: src, Path: path,
+		DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Agent: env.Agent})
 	if rerr := render(c, out, func(t *printers.Table) { out.Rows(t) }); err == nil {
 		err = rerr
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,8 +26,8 @@ var policyConfigSocketFlag = &cli.StringFlag{
 func startPolicyConfig(ctx context.Context, c *cli.Context) error {
 	mode := policyKnobs(c).NetworkPolicyMode
 	if mode == "" {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: network policy off (%s unset): the agent's GetNetworkPolicyConfigs is not answered\n",
-			settings.NetworkPolicyMode)
+		stderrLine(c, slog.LevelInfo, fmt.Sprintf("network policy off (%s unset): the agent's GetNetworkPolicyConfigs is not answered",
+			settings.NetworkPolicyMode))
 		return nil
 	}
 	path := c.String(policyConfigSocketFlag.Name)
@@ -34,10 +35,10 @@ func startPolicyConfig(ctx context.Context, c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("network policy: serving the agent's configuration: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "vpcctl: network policy %s: answering the agent's GetNetworkPolicyConfigs on %s\n", mode, path)
+	stderrLine(c, slog.LevelInfo, fmt.Sprintf("network policy %s: answering the agent's GetNetworkPolicyConfigs on %s", mode, path))
 	go func() {
 		if err := npa.ServeConfig(ctx, ln, path, func() (npa.ConfigReply, error) { return policyReply(c) }); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: network policy: %s: %v\n", path, err)
+			stderrLine(c, slog.LevelError, fmt.Sprintf("network policy: %s: %v", path, err))
 		}
 	}()
 	return nil

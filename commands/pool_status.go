@@ -13,10 +13,10 @@ import (
 func poolStatusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the node, its ENIs and addresses, and every knob with its source and the last pass's value",
+		Usage: "show the node, its ENIs and pods, and how many knobs are set (-o wide: every address and knob)",
 		Description: `Examples:
    vpcctl pool status
-   vpcctl pool status -o wide     # every address
+   vpcctl pool status -o wide     # every address, every knob with its source and the last pass's value
    vpcctl pool status -o json     # for scripts`,
 		Flags:  []cli.Flag{outputFlag("table")},
 		Before: noArgs,

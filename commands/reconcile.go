@@ -92,9 +92,7 @@ func reconcilePass(c *cli.Context) error {
 		return err
 	}
 	if summary {
-		if line := summaryLine(rep); line != "" {
-			fmt.Fprintln(c.App.Writer, line)
-		}
+		printSummary(c, summaryLine(rep))
 		return err
 	}
 	if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
@@ -181,7 +179,7 @@ func recordStopped(c *cli.Context, st *store.Store, err error) {
 		err = reconcile.ConfigError{Err: err} // a bad value, wherever it was read
 	}
 	if rerr := reconcile.RecordStopped(st, err, time.Now()); rerr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: recording the stopped pass: %v\n", rerr)
+		stderrLine(c, slog.LevelWarn, "recording the stopped pass: "+rerr.Error())
 	}
 }
 
@@ -198,7 +196,7 @@ func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bo
 			reconcile.ErrLockHeld, st.ReconcileLockPath(), c.Duration("timeout"))
 	}
 	if !held {
-		fmt.Fprintln(c.App.ErrWriter, "vpcctl: another reconcile holds the lock; it will do the work (use --wait to queue)")
+		stderrLine(c, slog.LevelInfo, "another reconcile holds the lock; it will do the work (use --wait to queue)")
 		return nil, false, nil
 	}
 	if c.Bool("refill") && refillServed(st) {
@@ -251,10 +249,10 @@ func passRecovering(ctx context.Context, c *cli.Context, st *store.Store, in set
 		CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
 		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, st, in) }}})
 	if rebuilt != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: %s wiring found with no state: rebuilt from EC2 and the kernel, %s restored\n",
-			printers.Plural(lost.Pods, "running pod's", "running pods'"), printers.Plural(rebuilt.Restored(), "pod", "pods"))
+		stderrLine(c, slog.LevelWarn, fmt.Sprintf("%s wiring found with no state: rebuilt from EC2 and the kernel, %s restored",
+			printers.Plural(lost.Pods, "running pod's", "running pods'"), printers.Plural(rebuilt.Restored(), "pod", "pods")))
 		for _, f := range rebuilt.Failed {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: rebuild: %s\n", f)
+			stderrLine(c, slog.LevelWarn, "rebuild: "+f)
 		}
 	}
 	return rep, err
@@ -272,10 +270,10 @@ func collectGarbage(c *cli.Context, st *store.Store) {
 		gc, err = runGC(st, prefix, false)
 	}
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc after reconcile: %v\n", err)
+		stderrLine(c, slog.LevelWarn, "gc after reconcile: "+err.Error())
 		return
 	}
 	for _, f := range gc.Failed {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: gc: %s\n", f)
+		stderrLine(c, slog.LevelWarn, "gc: "+f)
 	}
 }

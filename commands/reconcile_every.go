@@ -1,7 +1,7 @@
 package commands
 
 import (
-	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -36,7 +36,7 @@ func reconcileEvery(c *cli.Context, every time.Duration, pass func(*cli.Context)
 	for {
 		err := pass(c)
 		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "vpcctl: reconcile: %v\n", err)
+			stderrLine(c, slog.LevelError, "reconcile: "+err.Error())
 		}
 		m.passed(err)
 		wait := time.NewTimer(every + rand.N(every))

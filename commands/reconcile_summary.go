@@ -2,11 +2,15 @@ package commands
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"vpc-cni/reconcile"
 
+	"vpc-cni/internal/logfile"
 	"vpc-cni/internal/printers"
 	"vpc-cni/status"
 )
@@ -35,6 +39,18 @@ func summaryLine(rep *reconcile.Report) string {
 	f := rep.Plan.Figures
 	return fmt.Sprintf("reconcile: %s; EC2 calls %s; pool %d free, %d assigned, %d total; took %s",
 		strings.Join(parts, "; "), printers.CountCalls(rep.Calls), f.Free, f.Assigned, f.Total, rep.Duration.Round(time.Millisecond))
+}
+
+// printSummary prints a summary line on stdout: as it is, or with JSON
+// logs as a JSON record, so the loop's output is all JSON lines.
+func printSummary(c *cli.Context, line string) {
+	switch {
+	case line == "":
+	case jsonLogs(c):
+		slog.New(logfile.NewHandler(c.App.Writer, logfile.FormatJSON, slog.LevelInfo)).Info(line)
+	default:
+		fmt.Fprintln(c.App.Writer, line)
+	}
 }
 
 // acted reports whether a pass changed anything or has something to say.

@@ -16,7 +16,7 @@ import (
 // drop-in with maxPods from the pool the first reconcile just filled, and
 // the boot unit that rewrites it before every kubelet start.
 func (in *installer) kubeletCapacity(o Options) error {
-	knobs, st, err := in.openNode(o.Env)
+	knobs, st, err := in.openNode(o)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,8 @@ type Options struct {
 	// to EC2 and bounds it by --timeout); its error is worded for the
 	// operator and ends the install.
 	FirstPass func(st *store.Store, knobs settings.Inputs) (Pass, error)
+	// OnLockWait is told when the first pass waits for the reconcile lock.
+	OnLockWait func(store.LockWait) func(got bool)
 	// IAMCheck checks the node's role against what the installed
 	// configuration needs (the CLI wires it to EC2); nil skips the check.
 	IAMCheck func(knobs settings.Inputs) (iamcheck.Report, error)
@@ -273,7 +275,7 @@ func (in *installer) enableTimer(unitsChanged bool) error {
 // firstReconcile fills the pool and checks it can serve a pod: a free
 // address after the pass. Without one the conflist is not written.
 func (in *installer) firstReconcile(o Options) error {
-	knobs, st, err := in.openNode(o.Env)
+	knobs, st, err := in.openNode(o)
 	if err != nil {
 		return err
 	}
@@ -297,16 +299,16 @@ func (in *installer) firstReconcile(o Options) error {
 }
 
 // openNode reads the installed configuration file and opens the state.
-func (in *installer) openNode(env settings.Lookup) (settings.Inputs, *store.Store, error) {
+func (in *installer) openNode(o Options) (settings.Inputs, *store.Store, error) {
 	f, err := settings.ReadFile(in.at(in.Config), true)
 	if err != nil {
 		return settings.Inputs{}, nil, usage.Wrap(err)
 	}
-	st, err := store.Open(in.at(in.StateDir), store.Options{})
+	st, err := store.Open(in.at(in.StateDir), store.Options{OnLockWait: o.OnLockWait})
 	if err != nil {
 		return settings.Inputs{}, nil, fmt.Errorf("state dir %s: %w", in.at(in.StateDir), err)
 	}
-	return settings.Inputs{Env: env, File: f}, st, nil
+	return settings.Inputs{Env: o.Env, File: f}, st, nil
 }
 
 // earlierConfigs are network configurations the runtime would pick before

@@ -28,15 +28,15 @@ func matters(name string) bool {
 }
 
 // classify decides each variable's fate: pure policy over the one table.
-func classify(vars []EnvVar) []ConfigVar {
+func classify(vars []EnvVar, agent PolicyAgent) []ConfigVar {
 	out := make([]ConfigVar, 0, len(vars))
 	for _, e := range vars {
-		out = append(out, classifyOne(e))
+		out = append(out, classifyOne(e, agent))
 	}
 	return checkCustomNetworking(out)
 }
 
-func classifyOne(e EnvVar) ConfigVar {
+func classifyOne(e EnvVar, agent PolicyAgent) ConfigVar {
 	v := ConfigVar{EnvVar: e, Fate: unknownFate}
 	known, ok := settings.LookupAWSNodeVar(e.Name)
 	if !ok && strings.HasPrefix(e.Name, settings.ENIConfigPrefix) && e.From == "" {
@@ -56,7 +56,7 @@ func classifyOne(e EnvVar) ConfigVar {
 	case e.From != "":
 		v.Action, v.Note = Dropped, "its value comes from the Kubernetes API, which vpc-cni does not read; "+instead(known)
 	case e.Name == settings.NetworkPolicyMode:
-		v.Action, v.Note = policyMode(e.Value)
+		v.Action, v.Note = policyMode(e.Value, agent)
 	default:
 		v.Action, v.Note = byFate(known, e.Value)
 		v.Stops = v.Action == refused
@@ -148,16 +148,30 @@ func checkCustomNetworking(vars []ConfigVar) []ConfigVar {
 
 // policyMode carries aws-node's mode with what it now needs: the agent
 // beside vpc-cni, as beside aws-node. none, which the agent refuses, is
-// policy off: the knob unset.
-func policyMode(value string) (action, note string) {
+// policy off: the knob unset. The note says whether aws-node's agent
+// enforced policy, when its DaemonSet says.
+func policyMode(value string, agent PolicyAgent) (action, note string) {
 	switch v := strings.ToLower(strings.TrimSpace(value)); v {
 	case "":
 		return Dropped, "empty: policy off, as aws-node"
 	case "none":
 		return Dropped, "none: the policy agent refuses it, so policy was off; vpc-cni's off is the knob unset"
 	default:
-		return Written, "every pod ADD calls the network policy agent, as aws-node's did: run it beside vpc-cni " +
+		return Written, agentNote(agent) + "every pod ADD calls the network policy agent: run it beside vpc-cni " +
 			"(the chart's networkPolicy.enabled=true, networkPolicy.enforcingMode=" + v + ") before the node moves, " +
 			"or pods fail to start; docs/network-policy.md"
 	}
+}
+
+// agentNote is what aws-node's agent did with the mode.
+func agentNote(agent PolicyAgent) string {
+	switch agent {
+	case AgentOff:
+		return "policy was NOT enforced on this node: aws-node's agent (" + agentContainer + ") ran with --" + agentFlag +
+			"=false; with vpc-cni the chart's networkPolicy.enabled=true turns the agent's switch on and enforces " +
+			"policies (to keep them off, remove this line); "
+	case AgentOn:
+		return "policy was enforced on this node (aws-node's agent ran with --" + agentFlag + "=true); "
+	}
+	return ""
 }

@@ -47,6 +47,7 @@ type ConfigOptions struct {
 	Path   string // the config file to write
 	DryRun bool
 	Force  bool // drop the refused variables, replace a different file
+	Agent  PolicyAgent
 }
 
 // MigrateConfig writes the config file equivalent to aws-node's env: every
@@ -54,7 +55,7 @@ type ConfigOptions struct {
 // refused variable (or a different file already at Path) stops it with a
 // usage error unless Force; the report names every variable either way.
 func MigrateConfig(vars []EnvVar, o ConfigOptions) (*ConfigReport, error) {
-	out := &ConfigReport{Source: o.Source, Path: o.Path, DryRun: o.DryRun, Vars: classify(vars)}
+	out := &ConfigReport{Source: o.Source, Path: o.Path, DryRun: o.DryRun, Vars: classify(vars, o.Agent)}
 	out.Config = configText(o.Source, out.Vars)
 	if err := out.validate(); err != nil {
 		return out, err

@@ -13,11 +13,11 @@ import (
 
 func readEnv(t *testing.T, name string) []EnvVar {
 	t.Helper()
-	vars, err := ReadAWSNodeEnv(filepath.Join("testdata", name))
+	env, err := ReadAWSNodeEnv(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return vars
+	return env.Vars
 }
 
 func byName(r *ConfigReport) map[string]ConfigVar {
@@ -136,7 +136,7 @@ func TestEachVariablesFate(t *testing.T) {
 		if err != nil || len(vars) != 1 {
 			t.Fatalf("%s: %v %v", c.line, vars, err)
 		}
-		v := classify(vars)[0]
+		v := classify(vars, AgentUnknown)[0]
 		if v.Action != c.action || v.Stops != c.stops || !strings.Contains(v.Note, c.says) {
 			t.Errorf("%s: %+v; want %s, stops %v, saying %q", c.line, v, c.action, c.stops, c.says)
 		}
@@ -213,9 +213,9 @@ items:
 	if err == nil {
 		t.Fatalf("an anchored env entry has no name this reader knows, want an error: %v", vars)
 	}
-	vars, err = parseDaemonSet([]byte(doc))
+	env, err := parseDaemonSet([]byte(doc))
 	want := []EnvVar{{Name: "A", Value: "it's"}, {Name: "B", Value: "x\ty"}, {Name: "C", Value: "a long value folded by the printer"}, {Name: "D", Value: "4"}}
-	if err != nil || !slices.Equal(vars, want) {
+	if err != nil || !slices.Equal(env.Vars, want) {
 		t.Fatalf("%+v %v", vars, err)
 	}
 	if _, err := parseDaemonSet([]byte("kind: DaemonSet\nspec: {}\n")); err == nil || !strings.Contains(err.Error(), "aws-node") {

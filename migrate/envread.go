@@ -20,29 +20,36 @@ type EnvVar struct {
 	From  string `json:"valueFrom,omitempty"` // what valueFrom names; Value is then unknown
 }
 
+// AWSNodeEnv is what migrate reads of aws-node's DaemonSet: the aws-node
+// container's env and whether its policy agent enforced policy.
+type AWSNodeEnv struct {
+	Vars  []EnvVar
+	Agent PolicyAgent
+}
+
 // ReadAWSNodeEnv reads the aws-node container's env from path: the
 // DaemonSet as `kubectl -n kube-system get ds aws-node -o yaml` prints it
 // (or a manifest holding it among other documents, or a List), or
 // KEY=VALUE lines (`kubectl set env ds/aws-node --list` prints those). Any
 // problem is the caller's to fix (exit 2).
-func ReadAWSNodeEnv(path string) ([]EnvVar, error) {
+func ReadAWSNodeEnv(path string) (AWSNodeEnv, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, usage.Errorf("--aws-node-env %s: no such file (save it with: kubectl -n kube-system get ds aws-node -o yaml > %s)", path, path)
+		return AWSNodeEnv{}, usage.Errorf("--aws-node-env %s: no such file (save it with: kubectl -n kube-system get ds aws-node -o yaml > %s)", path, path)
 	}
 	if err != nil {
-		return nil, usage.Wrap(fmt.Errorf("--aws-node-env: %w", err))
+		return AWSNodeEnv{}, usage.Wrap(fmt.Errorf("--aws-node-env: %w", err))
 	}
-	var vars []EnvVar
+	var env AWSNodeEnv
 	if envLines(data) {
-		vars, err = parseEnvLines(data)
+		env.Vars, err = parseEnvLines(data)
 	} else {
-		vars, err = parseDaemonSet(data)
+		env, err = parseDaemonSet(data)
 	}
 	if err != nil {
-		return nil, usage.Wrap(fmt.Errorf("--aws-node-env %s: %w", path, err))
+		return AWSNodeEnv{}, usage.Wrap(fmt.Errorf("--aws-node-env %s: %w", path, err))
 	}
-	return vars, nil
+	return env, nil
 }
 
 // envLine is compiled on first use: every plugin start runs the package
@@ -135,11 +142,12 @@ func unquoteEnv(s string) string {
 }
 
 // parseDaemonSet finds the DaemonSet with an aws-node container among the
-// documents (and List items) and reads that container's env.
-func parseDaemonSet(data []byte) ([]EnvVar, error) {
+// documents (and List items) and reads that container's env, and the
+// policy agent's switch from the agent's container beside it.
+func parseDaemonSet(data []byte) (AWSNodeEnv, error) {
 	docs, err := parseYAMLDocs(data)
 	if err != nil {
-		return nil, err
+		return AWSNodeEnv{}, err
 	}
 	for _, obj := range objects(docs) {
 		if obj["kind"] != "DaemonSet" {
@@ -147,13 +155,26 @@ func parseDaemonSet(data []byte) ([]EnvVar, error) {
 		}
 		spec := dig(obj, "spec", "template", "spec")
 		containers, _ := spec["containers"].([]any)
-		for _, c := range containers {
-			if c, _ := c.(map[string]any); c["name"] == "aws-node" {
-				return containerEnv(c)
+		if c := container(containers, awsNodeContainer); c != nil {
+			vars, err := containerEnv(c)
+			if err != nil {
+				return AWSNodeEnv{}, err
 			}
+			agent, err := agentSwitch(container(containers, agentContainer))
+			return AWSNodeEnv{Vars: vars, Agent: agent}, err
 		}
 	}
-	return nil, errors.New("no DaemonSet with a container named aws-node (is it `kubectl -n kube-system get ds aws-node -o yaml`?)")
+	return AWSNodeEnv{}, errors.New("no DaemonSet with a container named aws-node (is it `kubectl -n kube-system get ds aws-node -o yaml`?)")
+}
+
+// container is the container named name, or nil.
+func container(containers []any, name string) map[string]any {
+	for _, c := range containers {
+		if c, _ := c.(map[string]any); c["name"] == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // objects flattens Lists into their items.

@@ -115,11 +115,11 @@ func TestMigrateNamesEveryVariableOfThePublishedManifests(t *testing.T) {
 			if len(want) < 20 {
 				t.Fatalf("the line scan found %d variables: %v", len(want), want)
 			}
-			vars, err := ReadAWSNodeEnv(filepath.Join("testdata", "reference", f.name))
+			env, err := ReadAWSNodeEnv(filepath.Join("testdata", "reference", f.name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := MigrateConfig(vars, ConfigOptions{Source: f.name, Path: filepath.Join(t.TempDir(), "config")})
+			rep, err := MigrateConfig(env.Vars, ConfigOptions{Source: f.name, Path: filepath.Join(t.TempDir(), "config")})
 			if err != nil {
 				t.Fatal(err)
 			}

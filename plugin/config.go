@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
 
+	"vpc-cni/internal/logfile"
 	"vpc-cni/npa"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -48,6 +49,7 @@ type Options struct {
 	StateDir            string   `json:"stateDir"`
 	LogFile             string   `json:"logFile"`
 	LogLevel            string   `json:"logLevel"`
+	LogFormat           string   `json:"logFormat"`           // text or json lines in LogFile (default text)
 	ConfigFile          string   `json:"configFile"`          // the knobs' file (default: $VPC_CNI_CONFIG, else /etc/vpc-cni/config)
 	InlineGrow          *bool    `json:"inlineGrow"`          // grow the pool inside ADD when it is empty (default true)
 	BackgroundReconcile *bool    `json:"backgroundReconcile"` // start a detached reconcile when below target (default true)
@@ -183,6 +185,9 @@ func (c *Config) applyDefaults() error {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
+	if c.LogFormat == "" {
+		c.LogFormat = logfile.FormatText
+	}
 	if c.CNICacheDir == "" {
 		c.CNICacheDir = DefaultCNICacheDir
 	}
@@ -193,6 +198,9 @@ func (c *Config) applyDefaults() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return invalid("logLevel %q: must be debug, info, warn or error", c.LogLevel)
+	}
+	if err := logfile.CheckFormat(c.LogFormat); err != nil {
+		return invalid("logFormat %v", err)
 	}
 	t := &c.Timeouts
 	t.Add.orDefault(60 * time.Second)

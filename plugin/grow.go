@@ -140,7 +140,7 @@ func (c *call) maybeRefill() {
 	if err != nil {
 		return
 	}
-	args := []string{"vpcctl", "--state-dir", c.cfg.StateDir, "--log-level", "info"}
+	args := []string{"vpcctl", "--state-dir", c.cfg.StateDir, "--log-level", "info", "--log-format", c.cfg.LogFormat}
 	if c.cfg.ConfigFile != "" {
 		args = append(args, "--config", c.cfg.ConfigFile) // else it finds the same file as we did
 	}

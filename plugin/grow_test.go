@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,5 +94,31 @@ func TestWhyNoGrowthExplainsFromTheFigures(t *testing.T) {
 		if got := whyNoGrowth(&c.rep, ""); !strings.Contains(got, c.want) {
 			t.Errorf("whyNoGrowth(%+v) = %q, want %q", c.rep.Plan.Figures, got, c.want)
 		}
+	}
+}
+
+// An ADD that waits for the reconcile lock to grow the pool says so in its
+// log at once: which lock file, held by whom, until when.
+func TestAddWaitingForTheReconcileLockLogsIt(t *testing.T) {
+	n, _ := growNode(t)
+	unlock, ok, err := n.st.LockReconcile(false, 0)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	defer unlock()
+	short := map[string]any{"inlineGrow": true, "timeouts": map[string]any{"add": "1s"}}
+	_, err = n.run("ADD", n.args("c1", n.conf("1.1.0", short)))
+	wantCode(t, err, types.ErrTryAgainLater, "could not take the reconcile lock in time")
+	log, rerr := os.ReadFile(filepath.Join(n.dir, "plugin.log"))
+	line := ""
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, `msg="waiting for the reconcile lock"`) {
+			line = l
+		}
+	}
+	holder := fmt.Sprintf(`holder="pid %d since `, os.Getpid())
+	if rerr != nil || !strings.Contains(line, " path="+n.st.OuterLockPath()+" ") || !strings.Contains(line, holder) ||
+		!strings.Contains(line, " deadline=") {
+		t.Errorf("the log says:\n%s\nwant the wait's line with the path, %s and the deadline", log, holder)
 	}
 }

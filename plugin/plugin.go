@@ -80,12 +80,26 @@ func (v verbs) begin(args *skel.CmdArgs, pod podArgs, verb string, timeout func(
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), timeout(cfg.Timeouts).Duration)
 	c.log, c.logFile = openLog(cfg, verb, args.ContainerID)
 	// ADD keeps its take's file open: confirm compares the path with it.
-	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true, HoldFile: verb == "ADD"})
+	c.store, err = store.Open(cfg.StateDir, store.Options{Timeout: timeout(cfg.Timeouts).Duration, Lazy: true, HoldFile: verb == "ADD",
+		OnLockWait: c.logLockWait})
 	if err != nil {
 		c.end()
 		return nil, types.NewError(types.ErrIOFailure, fmt.Sprintf("state dir %s: %v", cfg.StateDir, err), "")
 	}
 	return c, nil
+}
+
+// logLockWait writes to the log, at once, that the verb waits for a
+// reconcile lock file (an inline grow behind a pass): which, held by whom,
+// until when; and, at debug, when it came.
+func (c *call) logLockWait(w store.LockWait) func(bool) {
+	c.log.Warn("waiting for the reconcile lock", "path", w.Path, "holder", w.Holder, "deadline", w.Deadline)
+	start := time.Now()
+	return func(got bool) {
+		if got {
+			c.log.Debug("got the lock", "path", w.Path, "after", time.Since(start).Round(100*time.Millisecond))
+		}
+	}
 }
 
 func (c *call) end() {
@@ -142,7 +156,7 @@ func openLog(cfg *Config, verb, containerID string) (*slog.Logger, io.Closer) {
 			w, closer = f, f
 		}
 	}
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	h := logfile.NewHandler(w, cfg.LogFormat, level)
 	return slog.New(h).With("verb", verb, "container", shortID(containerID), "pid", os.Getpid()), closer
 }
 

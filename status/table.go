@@ -8,9 +8,11 @@ import (
 	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 )
 
-// Table is the table form of s (-o table; -o wide adds every address).
+// Table is the table form of s (-o table; -o wide adds every address and
+// every knob, which -o table sums up in one line to fit a screen).
 func Table(t *printers.Table, s PoolStatus) {
 	n := s.Node
 	f := s.Figures
@@ -56,7 +58,33 @@ func Table(t *printers.Table, s PoolStatus) {
 	}
 	podRows(t, s)
 	t.Blank()
-	KnobRows(t, s.ConfigFile, s.Knobs)
+	if t.Wide {
+		KnobRows(t, s.ConfigFile, s.Knobs)
+		return
+	}
+	knobSummaryRows(t, s.ConfigFile, s.Knobs)
+}
+
+// knobSummaryRows: how many knobs are set, how many the last pass used
+// otherwise, and where to see them all.
+func knobSummaryRows(t *printers.Table, file string, knobs []KnobStatus) {
+	if file != "" {
+		t.Row("CONFIG FILE", file)
+	}
+	set, changed := 0, 0
+	for _, k := range knobs {
+		if k.Source != settings.FromDefault {
+			set++
+		}
+		if k.Differs {
+			changed++
+		}
+	}
+	line := fmt.Sprintf("%d of %d knobs set (file, env or store), the rest at their defaults", set, len(knobs))
+	if changed > 0 {
+		line += fmt.Sprintf(", %d from the last pass", changed)
+	}
+	t.Row("KNOBS", line+"; vpcctl pool status -o wide shows every knob")
 }
 
 // podRows: who holds each address; with -o wide, every address.

@@ -28,11 +28,11 @@ func (s *Store) LockReconcile(wait bool, timeout time.Duration) (unlock func(), 
 	} else if timeout <= 0 {
 		timeout = -1
 	}
-	outer, acquired, err := lockOwnFile(s.OuterLockPath(), timeout)
+	outer, acquired, err := lockOwnFile(s.OuterLockPath(), timeout, s.reconcileHooks(timeout))
 	if !acquired || err != nil {
 		return outer, acquired, err
 	}
-	inner, acquired, err := lockFile(s.ReconcileLockPath(), lockEX, timeout)
+	inner, acquired, err := lockFile(s.ReconcileLockPath(), lockEX, timeout, s.reconcileHooks(timeout))
 	if !acquired || err != nil {
 		outer()
 		return inner, acquired, err
@@ -57,7 +57,7 @@ func OuterLockPath(dir string) string {
 // lockOwnFile flocks path exclusively, as lockFile does, and refuses a file
 // another user owns or may open: in a directory others may write, they
 // could have made it to hold the lock against every pass.
-func lockOwnFile(path string, timeout time.Duration) (func(), bool, error) {
+func lockOwnFile(path string, timeout time.Duration, hooks *lockHooks) (func(), bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
@@ -72,7 +72,7 @@ func lockOwnFile(path string, timeout time.Duration) (func(), bool, error) {
 		return nil, false, fmt.Errorf("lock file %s: owned by uid %d with mode %o, want uid %d and mode 600: remove it",
 			path, st.Uid, st.Mode&0o777, uid)
 	}
-	return flocked(f, path, lockEX, timeout)
+	return flocked(f, path, lockEX, timeout, hooks)
 }
 
 // lockDB takes state.db.lock, shared for readers and exclusive for writers,
@@ -91,7 +91,7 @@ func (s *Store) lockDB(write bool) (func(), error) {
 	if s.readOnly {
 		unlock, ok, err = lockExisting(path, how, s.timeout)
 	} else {
-		unlock, ok, err = lockFile(path, how, s.timeout)
+		unlock, ok, err = lockFile(path, how, s.timeout, nil)
 	}
 	if err != nil && !write {
 		return func() {}, nil
@@ -111,14 +111,14 @@ func lockExisting(path string, how int, timeout time.Duration) (func(), bool, er
 	if err != nil {
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
 	}
-	return flocked(f, path, how, timeout)
+	return flocked(f, path, how, timeout, nil)
 }
 
 // lockFile flocks path (created 0600 if missing). timeout 0 tries once;
 // timeout < 0 blocks; otherwise it blocks in the kernel's queue, which wakes
 // a waiter as soon as the holder unlocks (bbolt's own lock polls every
 // 50 ms, which under contention gives long, unfair waits).
-func lockFile(path string, how int, timeout time.Duration) (func(), bool, error) {
+func lockFile(path string, how int, timeout time.Duration, hooks *lockHooks) (func(), bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, os.ErrPermission) && how == lockSH {
 		f, err = os.Open(path)
@@ -126,26 +126,29 @@ func lockFile(path string, how int, timeout time.Duration) (func(), bool, error)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock file %s: %w", path, err)
 	}
-	return flocked(f, path, how, timeout)
+	return flocked(f, path, how, timeout, hooks)
 }
 
-func flocked(f *os.File, path string, how int, timeout time.Duration) (func(), bool, error) {
-	ok, err := flockWait(f, how, timeout)
+func flocked(f *os.File, path string, how int, timeout time.Duration, hooks *lockHooks) (func(), bool, error) {
+	ok, err := flockWait(f, how, timeout, hooks.waitingOn(path))
 	if err != nil {
 		err = fmt.Errorf("lock file %s: %w", path, err)
 	}
 	if !ok {
 		return nil, false, err
 	}
+	hooks.markHeld(f)
 	unlock := func() {
+		hooks.clearHeld(f)
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	}
 	return unlock, true, nil
 }
 
-// flockWait locks f, or closes it when it does not get the lock.
-func flockWait(f *os.File, how int, timeout time.Duration) (bool, error) {
+// flockWait locks f, or closes it when it does not get the lock. waiting
+// (may be nil) is told before it blocks, and its result when the wait ends.
+func flockWait(f *os.File, how int, timeout time.Duration, waiting func(*os.File) func(bool)) (bool, error) {
 	fd := int(f.Fd())
 	err := ignoringEINTR(func() error { return unix.Flock(fd, how|unix.LOCK_NB) })
 	if err == nil {
@@ -158,6 +161,18 @@ func flockWait(f *os.File, how int, timeout time.Duration) (bool, error) {
 		}
 		return false, err
 	}
+	ended := func(bool) {}
+	if waiting != nil {
+		ended = waiting(f)
+	}
+	ok, err := flockBlock(f, how, timeout)
+	ended(ok)
+	return ok, err
+}
+
+// flockBlock waits for the lock up to timeout (< 0: no limit).
+func flockBlock(f *os.File, how int, timeout time.Duration) (bool, error) {
+	fd := int(f.Fd())
 	done := make(chan error, 1)
 	go func() { done <- ignoringEINTR(func() error { return unix.Flock(fd, how) }) }()
 	var expired <-chan time.Time

@@ -76,6 +76,10 @@ type Options struct {
 	// HoldFile keeps the file of the last write transaction open, for
 	// Unchanged (held.go); Close lets go of it.
 	HoldFile bool
+	// OnLockWait, when set, is told when LockReconcile has to wait for a
+	// lock file (which, held by whom, until when); the func it returns (may
+	// be nil) is told whether the lock came.
+	OnLockWait func(LockWait) func(got bool)
 }
 
 // Store names a state file. It holds no open file between operations.
@@ -86,8 +90,10 @@ type Store struct {
 	readOnly bool
 	id       *identity // the file's generation this Store pinned, and the reconcile lock (identity.go)
 	hold     bool      // Options.HoldFile
-	held     *os.File  // the file of the last write, kept open (held.go)
-	heldInfo os.FileInfo
+	// onLockWait is Options.OnLockWait.
+	onLockWait func(LockWait) func(got bool)
+	held       *os.File // the file of the last write, kept open (held.go)
+	heldInfo   os.FileInfo
 }
 
 // benchHook is set only by the store's benchmarks (bench_test.go), to open
@@ -106,7 +112,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly, id: &identity{}, hold: opts.HoldFile}
+	s := &Store{dir: dir, path: filepath.Join(dir, DBFile), timeout: opts.Timeout, readOnly: opts.ReadOnly, id: &identity{}, hold: opts.HoldFile,
+		onLockWait: opts.OnLockWait}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}

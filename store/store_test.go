@@ -269,7 +269,7 @@ func TestUpdateIsAtomic(t *testing.T) {
 
 func TestBusyFileTimesOut(t *testing.T) {
 	s := newStore(t)
-	unlock, ok, err := lockFile(filepath.Join(s.Dir(), dbLockFile), lockEX, 0)
+	unlock, ok, err := lockFile(filepath.Join(s.Dir(), dbLockFile), lockEX, 0, nil)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
