@@ -23,6 +23,7 @@ type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+	mark int64 // firstError reads the log from here
 }
 
 // procs are stopped in reverse start order.
@@ -128,7 +129,7 @@ func waitFor(what string, p *proc, timeout time.Duration, cond func() bool) erro
 		}
 		if time.Now().After(deadline) {
 			if p != nil {
-				return fmt.Errorf("%s: not in %s; %s's log:\n%s", what, timeout, p.name, p.tail())
+				return fmt.Errorf("%s: not in %s; %s", what, timeout, p.firstError())
 			}
 			return errors.New(what + ": timed out")
 		}

@@ -1,0 +1,63 @@
+//go:build cluster
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"vpc-cni/internal/clusterhost"
+)
+
+// firstError is the first error-severity line p logged since its mark (the
+// log's size when mark was called), with the log's path.
+func (p *proc) firstError() string {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.mark, io.SeekStart); err != nil {
+		return err.Error()
+	}
+	b, _ := io.ReadAll(f)
+	since := ""
+	if p.mark > 0 {
+		since = " since the kubelet started"
+	}
+	if line := clusterhost.FirstError(string(b), 600); line != "" {
+		return fmt.Sprintf("%s's first error%s (%s):\n  %s", p.name, since, p.log, line)
+	}
+	return fmt.Sprintf("%s logged no error%s (%s)", p.name, since, p.log)
+}
+
+// markNow makes firstError read only what p logs from now on.
+func (p *proc) markNow() {
+	if fi, err := os.Stat(p.log); err == nil {
+		p.mark = fi.Size()
+	}
+}
+
+// whyNotReady says, for each node, its Ready condition as the API has it
+// and the first error its containerd and kubelet logged.
+func (c *cluster) whyNotReady() string {
+	out, _ := c.kubectlOut(nil, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}: Ready=`+
+		`{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}{"\n"}{end}`)
+	var b strings.Builder
+	fmt.Fprintf(&b, "the nodes as the API has them:\n%s", out)
+	for _, n := range c.nodes {
+		for _, p := range []*proc{n.ctrd, n.kubelet} {
+			if p == nil {
+				continue
+			}
+			if p.exited() {
+				fmt.Fprintf(&b, "%s exited; its log's end:\n%s\n", p.name, p.tail())
+				continue
+			}
+			fmt.Fprintln(&b, p.firstError())
+		}
+	}
+	return b.String()
+}
