@@ -29,7 +29,7 @@ func hostCgroups() (clusterhost.Cgroups, error) {
 }
 
 // cgroupRoot is the node's own cgroup in every tree; down removes it.
-func (n *node) cgroupRoot() string { return "vpc-cni-cluster-" + n.name }
+func (n *node) cgroupRoot() string { return clusterhost.NodeCgroup(filepath.Dir(n.dir), n.name) }
 
 func makeCgroups(dirs []string) error {
 	for _, d := range dirs {

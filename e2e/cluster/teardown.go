@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"vpc-cni/internal/clusterhost"
 )
 
 // teardown ends what up started, newest first: the kubelets, every
@@ -93,7 +95,7 @@ func down(dir string) error {
 	}
 	cg, _ := hostCgroups()
 	for i := 1; i <= 2; i++ {
-		dirs := cg.Dirs(fmt.Sprintf("vpc-cni-cluster-node%d", i))
+		dirs := cg.Dirs(clusterhost.NodeCgroup(dir, fmt.Sprintf("node%d", i)))
 		killCgroup(dirs)
 		removeCgroup(dirs)
 	}

@@ -1,6 +1,7 @@
 package clusterhost
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,8 @@ var V1Controllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids"}
 type Cgroups struct {
 	Hierarchy Hierarchy
 	// Mounts are the mount points of the cgroup trees: with Unified the one
-	// tree, with v1 one per controller (several may share one).
+	// tree, with v1 one per controller (several may share one) and, Hybrid,
+	// the cgroup2 tree, in which runc makes each container's cgroup too.
 	Mounts []string
 }
 
@@ -40,8 +42,8 @@ type Cgroups struct {
 // cgroup at /sys/fs/cgroup, or cgroup v1 without a controller the kubelet
 // requires.
 func Detect(mountinfo string) (Cgroups, error) {
-	var v1 []string
-	controllers, v2 := map[string]bool{}, false
+	var v1, v2 []string
+	controllers := map[string]bool{}
 	for _, line := range strings.Split(mountinfo, "\n") {
 		point, fstype, opts, ok := mountFields(line)
 		if !ok {
@@ -50,8 +52,8 @@ func Detect(mountinfo string) (Cgroups, error) {
 		switch {
 		case fstype == "cgroup2" && point == "/sys/fs/cgroup":
 			return Cgroups{Hierarchy: Unified, Mounts: []string{point}}, nil
-		case fstype == "cgroup2":
-			v2 = true
+		case fstype == "cgroup2" && filepath.Dir(point) == "/sys/fs/cgroup":
+			v2 = append(v2, point)
 		case fstype == "cgroup" && filepath.Dir(point) == "/sys/fs/cgroup":
 			v1 = append(v1, point)
 			for _, o := range strings.Split(opts, ",") {
@@ -73,11 +75,12 @@ func Detect(mountinfo string) (Cgroups, error) {
 			strings.Join(lack, ", "), strings.Join(v1, " "), strings.Join(V1Controllers, ", "))
 	}
 	h := Legacy
-	if v2 {
+	if len(v2) > 0 {
 		h = Hybrid
 	}
-	slices.Sort(v1)
-	return Cgroups{Hierarchy: h, Mounts: v1}, nil
+	all := append(v1, v2...)
+	slices.Sort(all)
+	return Cgroups{Hierarchy: h, Mounts: all}, nil
 }
 
 // mountFields are a mountinfo line's mount point, filesystem type and super
@@ -98,4 +101,18 @@ func (c Cgroups) Dirs(name string) []string {
 		out = append(out, filepath.Join(m, name))
 	}
 	return out
+}
+
+// NodeCgroup is the cgroup (in every tree) of one node of the cluster whose
+// files are in clusterDir: named after the dir, so that two clusters on one
+// machine never share one. A kubelet destroys the pod cgroups under its root
+// that it does not know, and a teardown kills what runs in its nodes'
+// cgroups: sharing, each would wreck the other's pods.
+func NodeCgroup(clusterDir, node string) string {
+	abs, err := filepath.Abs(clusterDir)
+	if err != nil {
+		abs = clusterDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return fmt.Sprintf("vpc-cni-cluster-%x-%s", sum[:4], node)
 }

@@ -40,7 +40,7 @@ func TestDetectTellsTheHierarchies(t *testing.T) {
 		{"v2", unifiedMounts, Unified, []string{"/sys/fs/cgroup/n1"}},
 		{"hybrid", hybridMounts, Hybrid, []string{"/sys/fs/cgroup/cpu/n1", "/sys/fs/cgroup/cpuacct/n1",
 			"/sys/fs/cgroup/cpuset/n1", "/sys/fs/cgroup/devices/n1", "/sys/fs/cgroup/memory/n1",
-			"/sys/fs/cgroup/pids/n1", "/sys/fs/cgroup/systemd/n1"}},
+			"/sys/fs/cgroup/pids/n1", "/sys/fs/cgroup/systemd/n1", "/sys/fs/cgroup/unified/n1"}},
 		{"legacy", legacyMounts, Legacy, []string{"/sys/fs/cgroup/cpu,cpuacct/n1", "/sys/fs/cgroup/cpuset/n1",
 			"/sys/fs/cgroup/memory/n1", "/sys/fs/cgroup/pids/n1"}},
 	} {
@@ -74,5 +74,19 @@ func TestMountFieldsSkipOptionalFields(t *testing.T) {
 	}
 	if _, _, _, ok := mountFields("garbage"); ok {
 		t.Error("a line without ' - ' parsed")
+	}
+}
+
+func TestTwoClustersNeverShareANodeCgroup(t *testing.T) {
+	a, b := NodeCgroup("/tmp/vpc-cni-cluster", "node1"), NodeCgroup("/tmp/vpc-cni-cluster-test-1234", "node1")
+	if a == b {
+		t.Errorf("two clusters' node1 share the cgroup %s", a)
+	}
+	if NodeCgroup("/tmp/vpc-cni-cluster", "node2") == a {
+		t.Error("two nodes of one cluster share a cgroup")
+	}
+	// down finds what a dead up left: the same dir, however it is written, names the same cgroup.
+	if again := NodeCgroup("/tmp/../tmp/vpc-cni-cluster/", "node1"); again != a {
+		t.Errorf("%s, then %s", a, again)
 	}
 }
