@@ -442,11 +442,19 @@ func (c *cluster) installVPCCNI() error {
 
 func (c *cluster) waitNodesReady(timeout time.Duration) error {
 	t0 := time.Now()
+	var stuck string
 	err := waitFor("2 Ready nodes", nil, timeout, func() bool {
 		out, err := c.kubectlOut(nil, "get", "nodes", "-o",
 			`jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
-		return err == nil && strings.Count(string(out), "=True") == 2
+		if err == nil && strings.Count(string(out), "=True") == 2 {
+			return true
+		}
+		stuck = c.podsCannotStart()
+		return stuck != ""
 	})
+	if err == nil && stuck != "" {
+		err = fmt.Errorf("2 Ready nodes: the nodes' pods cannot start (%s)", stuck)
+	}
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, c.whyNotReady())
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"vpc-cni/internal/clusterhost"
@@ -60,4 +61,25 @@ func (c *cluster) whyNotReady() string {
 		}
 	}
 	return b.String()
+}
+
+// podsCannotStart is the kubelet's warning when a kube-system pod (the
+// DaemonSets a node needs to turn Ready) failed to start three times: the
+// runtime cannot start containers, and waiting longer would not change it.
+func (c *cluster) podsCannotStart() string {
+	out, err := c.kubectlOut(nil, "get", "events", "-n", "kube-system", "--field-selector", "type=Warning", "-o",
+		`jsonpath={range .items[*]}{.reason}{"\t"}{.count}{"\t"}{.involvedObject.name}: {.message}{"\n"}{end}`)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 || (f[0] != "FailedCreatePodSandBox" && f[0] != "Failed") {
+			continue
+		}
+		if n, _ := strconv.Atoi(f[1]); n >= 3 {
+			return f[2]
+		}
+	}
+	return ""
 }
