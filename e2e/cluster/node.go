@@ -177,7 +177,7 @@ func (n *node) startKubelet(c *cluster) error {
 		return err
 	}
 	var err error
-	n.ctrd.markNow()
+	n.ctrd.markNow("the kubelet started")
 	n.kubelet, err = c.procs.start(n.name+"-kubelet", n.holder.pid, true, nil, c.tools.k("kubelet"),
 		"--config", conf, "--config-dir", kubeletConfigDir, "--kubeconfig", kc, "--root-dir", filepath.Join(n.dir, "kubelet"),
 		"--hostname-override", n.name, "--node-ip", n.primary.String(), "--v", "2")

@@ -24,20 +24,16 @@ func (p *proc) firstError() string {
 		return err.Error()
 	}
 	b, _ := io.ReadAll(f)
-	since := ""
-	if p.mark > 0 {
-		since = " since the kubelet started"
-	}
 	if line := clusterhost.FirstError(string(b), 600); line != "" {
-		return fmt.Sprintf("%s's first error%s (%s):\n  %s", p.name, since, p.log, line)
+		return fmt.Sprintf("%s's first error since %s (%s):\n  %s", p.name, p.since, p.log, line)
 	}
-	return fmt.Sprintf("%s logged no error%s (%s)", p.name, since, p.log)
+	return fmt.Sprintf("%s logged no error since %s (%s)", p.name, p.since, p.log)
 }
 
-// markNow makes firstError read only what p logs from now on.
-func (p *proc) markNow() {
+// markNow makes firstError read only what p logs from now on (since what).
+func (p *proc) markNow(what string) {
 	if fi, err := os.Stat(p.log); err == nil {
-		p.mark = fi.Size()
+		p.mark, p.since = fi.Size(), what
 	}
 }
 
@@ -64,21 +60,24 @@ func (c *cluster) whyNotReady() string {
 }
 
 // podsCannotStart is the kubelet's warning when a kube-system pod (the
-// DaemonSets a node needs to turn Ready) failed to start three times: the
-// runtime cannot start containers, and waiting longer would not change it.
+// DaemonSets a node needs to turn Ready) failed to start twice: the runtime
+// cannot start containers, and waiting longer would not change it. Each
+// failure is an event of its own (their messages name different sandboxes).
 func (c *cluster) podsCannotStart() string {
 	out, err := c.kubectlOut(nil, "get", "events", "-n", "kube-system", "--field-selector", "type=Warning", "-o",
-		`jsonpath={range .items[*]}{.reason}{"\t"}{.count}{"\t"}{.involvedObject.name}: {.message}{"\n"}{end}`)
+		`jsonpath={range .items[*]}{.reason}{"\t"}{.count}{"\t"}{.involvedObject.name}{"\t"}{.message}{"\n"}{end}`)
 	if err != nil {
 		return ""
 	}
+	failures := map[string]int{}
 	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.SplitN(line, "\t", 3)
-		if len(f) < 3 || (f[0] != "FailedCreatePodSandBox" && f[0] != "Failed") {
+		f := strings.SplitN(line, "\t", 4)
+		if len(f) < 4 || (f[0] != "FailedCreatePodSandBox" && f[0] != "Failed") {
 			continue
 		}
-		if n, _ := strconv.Atoi(f[1]); n >= 3 {
-			return f[2]
+		n, _ := strconv.Atoi(f[1])
+		if failures[f[2]] += max(n, 1); failures[f[2]] >= 2 {
+			return f[2] + ": " + f[3]
 		}
 	}
 	return ""
