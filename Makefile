@@ -36,16 +36,21 @@ IMAGE_TAG ?= $(VERSION)
 image: build
 	$(GO) run ./deploy/image --binary $(BIN)/vpcctl --ref $(IMAGE):$(IMAGE_TAG) --out $(BIN)/vpc-cni-image.tar
 
+# What a target needs of the machine, checked before it builds or starts
+# anything (scripts/prereqs.sh: one line per rule).
+prereqs-%:
+	@scripts/prereqs.sh $*
+
 # The README's test command. As root the end-to-end tests build their own network namespaces.
 test: build
-	@scripts/test-prereqs.sh
+	@scripts/prereqs.sh test
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
 # The chaos run (root): parallel ADD/DEL, reconciles, pool warm changes, EC2
 # faults and SIGKILLs for CHAOS_DURATION, then the node's invariants;
 # CHAOS_FAMILY=ipv6 or dual runs it with IPv6-only or dual-stack pods.
-chaos: build
+chaos: prereqs-chaos build
 	$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m ./e2e/ -chaos.duration=$(CHAOS_DURATION) -chaos.family=$(CHAOS_FAMILY) -chaos.state-faults=$(CHAOS_STATE_FAULTS) -chaos.scrape-flood=$(CHAOS_SCRAPE_FLOOD) -chaos.profiles=$(CHAOS_PROFILES) -chaos.keep=$(CHAOS_KEEP) -v
 
 bench: build
@@ -83,12 +88,14 @@ CLUSTER_DIR ?= /tmp/vpc-cni-cluster
 CLUSTER_WATCH ?= 10m
 
 cluster:
+	@scripts/prereqs.sh cluster
 	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
 	$(BIN)/vpc-cni-cluster up --detach --dir $(CLUSTER_DIR)
 
 # Kubernetes' own sig-network checks that need no cloud provider (e2e.test and agnhost built
 # from the module proxy, cached), against the cluster make cluster left up.
 conformance:
+	@scripts/prereqs.sh conformance
 	$(GO) build -tags cluster -o $(BIN)/vpc-cni-cluster ./e2e/cluster
 	$(BIN)/vpc-cni-cluster conformance --dir $(CLUSTER_DIR)
 
@@ -105,6 +112,7 @@ cluster-down:
 # CLUSTER_WATCH is how long the full node is watched (the issue's 10 minutes by default).
 CLUSTER_TIMEOUT ?= 90m
 test-cluster:
+	@scripts/prereqs.sh test-cluster
 	$(GO) test -tags cluster -count=1 -timeout $(CLUSTER_TIMEOUT) ./e2e/cluster/ -v -cluster.watch=$(CLUSTER_WATCH)
 
 lint:
@@ -115,7 +123,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cluster ./e2e/cluster/
 
 # The build takes minutes on a cold cache and prints nothing: say so first.
-demo:
+demo: prereqs-demo
 	@echo "building $(BIN)/vpcctl (first time: a few minutes)..."
 	@$(MAKE) --no-print-directory build
 	./scripts/demo.sh

@@ -67,7 +67,7 @@ func agnhostImage(bin string) ([]byte, error) {
 	files := map[string]ociimage.File{"agnhost": exe(agnhost)}
 	// The e2e framework execs /bin/sh (and nc, wget ...) in agnhost pods, as the
 	// release's image has them: a static busybox (Debian's busybox-static).
-	busybox, err := os.ReadFile("/bin/busybox")
+	busybox, err := readCommand("busybox")
 	if err != nil {
 		return nil, fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
@@ -77,13 +77,27 @@ func agnhostImage(bin string) ([]byte, error) {
 	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
 	// (node-to-pod checks), Debian's, with the libraries they load. The shell
 	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
-	for name, path := range map[string]string{"bin/sh": "/bin/dash", "bin/nc": "/bin/nc.openbsd", "bin/curl": "/usr/bin/curl"} {
-		if err := addDynamic(files, name, path); err != nil {
+	for name, cmd := range map[string]string{"bin/sh": "dash", "bin/nc": "nc.openbsd", "bin/curl": "curl"} {
+		path, err := exec.LookPath(cmd)
+		if err == nil {
+			err = addDynamic(files, name, path)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
 		}
 	}
 	return ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
+}
+
+// readCommand is the program PATH finds as name (scripts/prereqs.sh checks
+// for the same names).
+func readCommand(name string) ([]byte, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // importIntoNodes imports an image archive into the containerd of every

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"vpc-cni/internal/clusterhost"
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/ociimage"
 )
@@ -42,6 +43,7 @@ type cluster struct {
 	dir, repo  string
 	log        io.Writer
 	tools      tools
+	cgroups    clusterhost.Cgroups
 	pki        *pki
 	procs      *procs
 	holders    []*holder
@@ -170,6 +172,10 @@ func (c *cluster) step(format string, args ...any) {
 
 func (c *cluster) bringUp(stop chan os.Signal) error {
 	var err error
+	if c.cgroups, err = hostCgroups(); err != nil {
+		return err
+	}
+	c.step("%s", c.cgroups.Hierarchy)
 	t0 := time.Now()
 	c.step("building (cached in ~/.cache/vpc-cni-e2e)")
 	if c.tools, err = buildTools(c.repo, c.dir, c.log, *netOnly); err != nil {
@@ -436,15 +442,24 @@ func (c *cluster) installVPCCNI() error {
 
 func (c *cluster) waitNodesReady(timeout time.Duration) error {
 	t0 := time.Now()
+	var stuck string
 	err := waitFor("2 Ready nodes", nil, timeout, func() bool {
 		out, err := c.kubectlOut(nil, "get", "nodes", "-o",
 			`jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
-		return err == nil && strings.Count(string(out), "=True") == 2
+		if err == nil && strings.Count(string(out), "=True") == 2 {
+			return true
+		}
+		stuck = c.podsCannotStart()
+		return stuck != ""
 	})
-	if err == nil {
-		c.step("nodes Ready %s after the kubelets started", time.Since(t0).Round(time.Second))
+	if err == nil && stuck != "" {
+		err = fmt.Errorf("2 Ready nodes: the nodes' pods cannot start (%s)", stuck)
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, c.whyNotReady())
+	}
+	c.step("nodes Ready %s after the kubelets started", time.Since(t0).Round(time.Second))
+	return nil
 }
 
 // serve keeps the cluster up until SIGTERM or SIGINT.

@@ -47,7 +47,9 @@ func (n *node) mountScript() string {
 	return b.String()
 }
 
-func (n *node) containerdConfig() string {
+// containerdConfig runs pods with runc, the machine's (scripts/prereqs.sh
+// says how to install it).
+func (n *node) containerdConfig(runc string) string {
 	return fmt.Sprintf(`version = 3
 root = %q
 state = "/run/containerd"
@@ -68,7 +70,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        BinaryName = "/usr/sbin/runc"
+        BinaryName = %q
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["/opt/cni/bin"]
     conf_dir = "/etc/cni/net.d"
@@ -76,7 +78,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
-`, filepath.Join(n.dir, "containerd"), pauseRef)
+`, filepath.Join(n.dir, "containerd"), pauseRef, runc)
 }
 
 // kubeletConfig has no maxPods: the boot unit's drop-in in
@@ -110,21 +112,6 @@ tlsPrivateKeyFile: %s
 `, n.primary, c.pki.path("ca.crt"), n.cgroupRoot(), c.pki.path(n.name+".crt"), c.pki.path(n.name+".key"))
 }
 
-// cgroupRoot is the node's own cgroup in every hierarchy; down removes it.
-func (n *node) cgroupRoot() string { return "vpc-cni-cluster-" + n.name }
-
-func (n *node) makeCgroups() error {
-	dirs, _ := filepath.Glob("/sys/fs/cgroup/*")
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			if err := os.MkdirAll(filepath.Join(d, n.cgroupRoot()), 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // startNamespaces makes the node's namespaces and starts its emulator.
 func (n *node) startNamespaces(c *cluster) error {
 	var err error
@@ -140,16 +127,19 @@ func (n *node) startNamespaces(c *cluster) error {
 
 // start brings up containerd (with the images) and the kubelet.
 func (n *node) start(c *cluster) error {
-	var err error
-	if err := n.makeCgroups(); err != nil {
+	if err := makeCgroups(c.cgroups.Dirs(n.cgroupRoot())); err != nil {
 		return err
 	}
 	// containerd's CRI sets up each pod's lo with the loopback plugin.
 	if out, err := n.exec("cp", c.tools.loopback, "/opt/cni/bin/loopback"); err != nil {
 		return fmt.Errorf("%v: %s", err, out)
 	}
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		return fmt.Errorf("containerd runs pods with runc: %w (apt-get install runc)", err)
+	}
 	conf := filepath.Join(n.dir, "containerd.toml")
-	if err := writeFile(conf, n.containerdConfig()); err != nil {
+	if err := writeFile(conf, n.containerdConfig(runc)); err != nil {
 		return err
 	}
 	// The plugin, run by containerd, finds the node's EC2 and IMDS through this environment.
@@ -187,6 +177,7 @@ func (n *node) startKubelet(c *cluster) error {
 		return err
 	}
 	var err error
+	n.ctrd.markNow("the kubelet started")
 	n.kubelet, err = c.procs.start(n.name+"-kubelet", n.holder.pid, true, nil, c.tools.k("kubelet"),
 		"--config", conf, "--config-dir", kubeletConfigDir, "--kubeconfig", kc, "--root-dir", filepath.Join(n.dir, "kubelet"),
 		"--hostname-override", n.name, "--node-ip", n.primary.String(), "--v", "2")

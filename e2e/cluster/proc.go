@@ -19,10 +19,12 @@ import (
 // proc is one process the cluster started: its own process group, its
 // output in a log file under the cluster's dir.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
+	name  string
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   string
+	mark  int64  // firstError reads the log from here,
+	since string // which is when this happened
 }
 
 // procs are stopped in reverse start order.
@@ -58,7 +60,10 @@ func (ps *procs) start(name string, holder int, mnt bool, env []string, argv ...
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath, since: "it started"}
+	if fi, err := f.Stat(); err == nil {
+		p.mark = fi.Size() // a dir used before holds an earlier run's lines
+	}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
 	ps.mu.Lock()
 	ps.list = append(ps.list, p)
@@ -128,7 +133,7 @@ func waitFor(what string, p *proc, timeout time.Duration, cond func() bool) erro
 		}
 		if time.Now().After(deadline) {
 			if p != nil {
-				return fmt.Errorf("%s: not in %s; %s's log:\n%s", what, timeout, p.name, p.tail())
+				return fmt.Errorf("%s: not in %s; %s", what, timeout, p.firstError())
 			}
 			return errors.New(what + ": timed out")
 		}

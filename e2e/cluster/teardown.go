@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"vpc-cni/internal/clusterhost"
 )
 
 // teardown ends what up started, newest first: the kubelets, every
@@ -32,7 +33,7 @@ func (c *cluster) teardown() {
 		if n.holder != nil {
 			killNamespace(n.holder.pid)
 		}
-		killCgroup(n.cgroupRoot())
+		killCgroup(c.cgroups.Dirs(n.cgroupRoot()))
 		if n.sim != nil {
 			_ = n.sim.Close()
 		}
@@ -44,7 +45,7 @@ func (c *cluster) teardown() {
 		h.kill()
 	}
 	for _, n := range c.nodes {
-		removeCgroup(n.cgroupRoot())
+		removeCgroup(c.cgroups.Dirs(n.cgroupRoot()))
 	}
 	_ = os.Remove(filepath.Join(c.dir, "ready"))
 	_ = os.Remove(filepath.Join(c.dir, "up.pid"))
@@ -79,50 +80,6 @@ func killNamespace(holder int) {
 	}
 }
 
-// killCgroup kills every process in the node's cgroups (the pods').
-func killCgroup(root string) {
-	for i := 0; i < 3; i++ {
-		any := false
-		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + root)
-		for _, d := range dirs {
-			_ = filepath.Walk(d, func(p string, fi os.FileInfo, err error) error {
-				if err != nil || fi.IsDir() || fi.Name() != "cgroup.procs" {
-					return nil
-				}
-				b, _ := os.ReadFile(p)
-				for _, f := range bytes.Fields(b) {
-					if pid, err := strconv.Atoi(string(f)); err == nil {
-						any = true
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-				return nil
-			})
-		}
-		if !any {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// removeCgroup removes the node's cgroup dirs, deepest first.
-func removeCgroup(root string) {
-	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + root)
-	for _, d := range dirs {
-		var all []string
-		_ = filepath.Walk(d, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.IsDir() {
-				all = append(all, p)
-			}
-			return nil
-		})
-		for i := len(all) - 1; i >= 0; i-- {
-			_ = syscall.Rmdir(all[i])
-		}
-	}
-}
-
 // down stops a running `up` (SIGTERM: it tears down itself), then ends
 // anything a dead `up` left (its pids file, the node cgroups) and removes DIR.
 func down(dir string) error {
@@ -136,10 +93,11 @@ func down(dir string) error {
 	for _, f := range []string{"pids", "holders"} {
 		killListed(filepath.Join(dir, f))
 	}
+	cg, _ := hostCgroups()
 	for i := 1; i <= 2; i++ {
-		root := fmt.Sprintf("vpc-cni-cluster-node%d", i)
-		killCgroup(root)
-		removeCgroup(root)
+		dirs := cg.Dirs(clusterhost.NodeCgroup(dir, fmt.Sprintf("node%d", i)))
+		killCgroup(dirs)
+		removeCgroup(dirs)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
