@@ -194,6 +194,28 @@ func TestPrivilegedNetworkPolicyADDEnforcesAndDELDeletes(t *testing.T) {
 	}
 }
 
+// A DEL of a sandbox that holds nothing (a late DEL of an older sandbox of a
+// pod running again under the same name) leaves the agent alone: it knows
+// pods by name, and a DeletePodNp would drop the live pod's policy (seen in
+// the cluster tier: the new pod stayed denied). aws-cni calls it only for a
+// sandbox ipamd still holds.
+func TestPrivilegedNetworkPolicyDELOfASandboxHoldingNothingLeavesTheAgentAlone(t *testing.T) {
+	w := policyWorld(t, "strict")
+	agent := startAgent(t, false)
+	rt := w.runtime(conflist(w.conf(map[string]any{"policyAgentSocket": agent.sock})))
+	live := w.newPod("web-7d9f")
+	if _, err := rt.add(live, nil); err != nil {
+		t.Fatalf("ADD: %v", err)
+	}
+	older := w.newPod("web-7d9f") // the same pod's earlier sandbox, already released
+	if err := rt.del(older, nil); err != nil {
+		t.Fatalf("DEL of the earlier sandbox: %v", err)
+	}
+	if calls := agent.calls(t); len(calls) != 1 || calls[0].Method != "EnforceNpToPod" {
+		t.Fatalf("the agent got %+v, want only the live pod's EnforceNpToPod", calls)
+	}
+}
+
 func checkEnforceThenDelete(t *testing.T, calls []npCall, p *pod, mode string) {
 	t.Helper()
 	if len(calls) != 2 || calls[0].Method != "EnforceNpToPod" || calls[1].Method != "DeletePodNp" {

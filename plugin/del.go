@@ -55,14 +55,16 @@ func (v verbs) del(args *skel.CmdArgs) error {
 	if err := c.unwire(a, found); err != nil {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("tearing down %s: %v", c.key(), err), "")
 	}
-	c.forgetPolicy()
 	if !found {
+		// The agent knows pods by name: a sandbox that holds nothing (a late
+		// DEL of an earlier one) must not drop the live pod's policy.
 		c.log.Info("nothing assigned; nothing to release")
 		if waiting {
 			return c.dropWaiter()
 		}
 		return nil
 	}
+	c.forgetPolicy()
 	return c.release(a.Key)
 }
 
