@@ -4,7 +4,9 @@ package main
 
 // controllerManifest runs the controller as its chart does (its own service
 // account, non-root, nothing added), one replica without leader election;
-// it acts once the chart's ConfigMap switch says so.
+// it acts once the chart's ConfigMap switch says so. On the host's network,
+// as in EKS's control plane: in strict mode a pod no policy selects is
+// denied, and the controller is what programs the policies.
 const controllerManifest = `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: network-policy-controller, namespace: kube-system}
@@ -31,6 +33,7 @@ spec:
     metadata: {labels: {app: network-policy-controller}}
     spec:
       serviceAccountName: network-policy-controller
+      hostNetwork: true
       priorityClassName: system-cluster-critical
       tolerations: [{operator: Exists}]
       securityContext: {runAsNonRoot: true, runAsUser: 65532}
@@ -44,7 +47,8 @@ spec:
 `
 
 // corednsManifest is kubeadm's CoreDNS with an offline Corefile (no
-// upstream resolver here: no forward, no loop).
+// upstream resolver here: no forward, no loop), and the policy EKS's docs
+// ask for in strict mode: CoreDNS open both ways.
 const corednsManifest = `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: coredns, namespace: kube-system}
@@ -123,4 +127,9 @@ spec:
   - {name: dns, port: 53, protocol: UDP}
   - {name: dns-tcp, port: 53, protocol: TCP}
   - {name: metrics, port: 9153, protocol: TCP}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: coredns, namespace: kube-system}
+spec: {podSelector: {matchLabels: {k8s-app: kube-dns}}, policyTypes: [Ingress, Egress], ingress: [{}], egress: [{}]}
 `
