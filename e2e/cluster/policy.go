@@ -44,7 +44,7 @@ func buildPolicyTools(log io.Writer) (policyTools, error) {
 		m   gotool.Module
 	}{
 		{&p.agent, gotool.Module{Name: "network-policy-agent", Version: npaVersion, Require: npaModule,
-			Packages: []string{npaModule}, LDFlags: "-s -w"}},
+			Packages: []string{npaModule, npaModule + "/cmd/cli", npaModule + "/cmd/cliv6"}, LDFlags: "-s -w"}},
 		{&p.controller, gotool.Module{Name: "network-policy-controller", Version: npcVersion, Require: npcModule,
 			Packages: []string{npcModule + "/cmd"}, LDFlags: "-s -w"}},
 		{&p.coredns, gotool.Module{Name: "coredns", Version: corednsVersion, Require: "github.com/coredns/coredns",

@@ -20,11 +20,12 @@ const (
 )
 
 // policyImages package the agent as its Dockerfile does (binary /controller,
-// objects beside it in /, the working directory), the controller and CoreDNS.
+// its CLIs and objects beside it in /, the working directory), the controller and CoreDNS.
 // The agent finds its node's IMDS through simEnv.
 func (c *cluster) policyImages(simEnv []string) ([]ociimage.Image, error) {
 	p := c.tools.policy
 	read := map[string]string{"agent": filepath.Join(p.agent, "aws-network-policy-agent"),
+		"aws-eks-na-cli": filepath.Join(p.agent, "cli"), "aws-eks-na-cli-v6": filepath.Join(p.agent, "cliv6"),
 		"controller": filepath.Join(p.controller, "cmd"), "coredns": filepath.Join(p.coredns, "coredns")}
 	bin := map[string][]byte{}
 	for k, path := range read {
@@ -34,7 +35,9 @@ func (c *cluster) policyImages(simEnv []string) ([]ociimage.Image, error) {
 		}
 		bin[k] = b
 	}
-	agent := map[string]ociimage.File{"controller": exe(bin["agent"])}
+	// The agent copies its CLIs and objects to the node's /opt/cni/bin, as from its own image.
+	agent := map[string]ociimage.File{"controller": exe(bin["agent"]), "aws-eks-na-cli": exe(bin["aws-eks-na-cli"]),
+		"aws-eks-na-cli-v6": exe(bin["aws-eks-na-cli-v6"])}
 	for _, o := range bpfObjects {
 		b, err := os.ReadFile(filepath.Join(p.bpf, o+".bpf.o"))
 		if err != nil {

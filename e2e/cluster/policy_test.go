@@ -68,7 +68,7 @@ func policyPod(ns, name, node string, labels map[string]string, urls ...string) 
 	}
 	args := ""
 	if len(urls) > 0 {
-		args = fmt.Sprintf("\n    args: [poll, %s]", strings.Join(urls, ", "))
+		args = fmt.Sprintf("\n    command: [/probe, poll, %s]", strings.Join(urls, ", "))
 	}
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
