@@ -99,7 +99,8 @@ spec:
       serviceAccountName: coredns
       priorityClassName: system-cluster-critical
       dnsPolicy: Default
-      tolerations: [{operator: Exists}]
+      # kubeadm's: a drained node's CoreDNS moves, as any pod's.
+      tolerations: [{key: CriticalAddonsOnly, operator: Exists}, {key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
       containers:
       - name: coredns
         image: ` + corednsRef + `
