@@ -40,6 +40,9 @@ if [ "$(id -u)" != 0 ]; then
     say "not root: the end-to-end tests (e2e/, real network namespaces) and the CRI test skip; run as root to run them"
   fi
 fi
+# CLUSTER_POLICY=1 adds the network policy agent, whose eBPF objects are compiled here.
+policy=""
+[ "${CLUSTER_POLICY:-}" = 1 ] && policy="$cluster"
 #    hard                          soft   command                 package          why
 need "$cluster"                    "test" runc                    runc             "containerd runs pods' containers with it (the cluster's nodes; e2e TestContainerdCRI skips)"
 need ""                            "test" containerd              containerd       "e2e TestContainerdCRI (the shipped conflist under containerd and runc) skips"
@@ -56,6 +59,8 @@ need "conformance"                 ""     dash                    dash          
 need "conformance"                 ""     nc.openbsd              netcat-openbsd   "the checks run OpenBSD's nc in agnhost pods"
 need "conformance"                 ""     curl                    curl             "the checks run curl in agnhost pods"
 need "conformance"                 ""     ldd                     libc-bin         "ldd names the libraries nc and curl load"
+need "$policy"                     ""     clang                   clang            "CLUSTER_POLICY=1 compiles the agent's eBPF objects (with libbpf-dev's headers)"
+need "$policy"                     ""     bpftool                 bpftool          "CLUSTER_POLICY=1 writes the agent's vmlinux.h from the kernel's BTF"
 if $stop; then
   [ ${#missing_pkgs[@]} -gt 0 ] && say "install: apt-get install -y ${missing_pkgs[*]}"
   exit 1

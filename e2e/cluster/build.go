@@ -35,6 +35,7 @@ var kubeStaging = []string{"api", "apiextensions-apiserver", "apimachinery", "ap
 type tools struct {
 	kube, etcd, containerd string // directories
 	helm, vpcctl, loopback string
+	policy                 policyTools // CLUSTER_POLICY=1 only
 }
 
 func (t tools) k(name string) string { return filepath.Join(t.kube, name) }
@@ -66,7 +67,10 @@ func buildTools(repo, dir string, log io.Writer, netOnly bool) (tools, error) {
 	if t.containerd, err = gotool.BuildModule(ctrd, log); err != nil {
 		return t, err
 	}
-	t.helm, err = gotool.Install("helm.sh/helm/v3/cmd/helm", helmVersion, "helm")
+	if t.helm, err = gotool.Install("helm.sh/helm/v3/cmd/helm", helmVersion, "helm"); err != nil || !policyOn() {
+		return t, err
+	}
+	t.policy, err = buildPolicyTools(log)
 	return t, err
 }
 

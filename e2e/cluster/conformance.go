@@ -21,6 +21,13 @@ const conformanceFocus = `\[sig-network\] Networking Granular Checks: Pods shoul
 	`|\[sig-network\] Services should serve a basic endpoint from pods` +
 	`|\[sig-network\] Networking Granular Checks: Services should function for pod-Service: http`
 
+// With CLUSTER_POLICY=1, upstream's NetworkPolicy specs instead (all are
+// [Feature:NetworkPolicy]); this kernel has no SCTP.
+const (
+	netpolFocus = `\[sig-network\] Netpol`
+	netpolSkip  = `SCTPConnectivity|\[Disruptive\]|\[Serial\]`
+)
+
 // agnhostRef is the image the release's e2e.test asks for
 // (test/utils/image/manifest.go), built here from the same release.
 const agnhostRef = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
@@ -50,8 +57,12 @@ func conformance(dir string) error {
 	if err := importIntoNodes(dir, tarPath); err != nil {
 		return err
 	}
+	focus, skip := conformanceFocus, `\[Feature:|\[Disruptive\]|\[Serial\]`
+	if policyOn() {
+		focus, skip = netpolFocus, netpolSkip
+	}
 	cmd := exec.Command(filepath.Join(bin, "e2e.test"), "--kubeconfig", kubeconfig, "--provider", "skeleton",
-		"--ginkgo.focus", conformanceFocus, "--ginkgo.skip", `\[Feature:|\[Disruptive\]|\[Serial\]`,
+		"--ginkgo.focus", focus, "--ginkgo.skip", skip,
 		"--ginkgo.v", "--report-dir", filepath.Join(dir, "conformance"), "--prepull-images=false")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()

@@ -47,6 +47,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "poll" {
+		poll(os.Args[2:])
+	}
 	if len(os.Args) > 2 && os.Args[1] == "get" {
 		c := &http.Client{Timeout: 5 * time.Second}
 		resp, err := c.Get(os.Args[2])
@@ -64,6 +67,26 @@ func main() {
 	})
 	fmt.Fprintln(os.Stderr, http.ListenAndServe(":8080", nil))
 	os.Exit(1)
+}
+
+// poll tries each URL every 100 ms from the process's start, for ever, and
+// prints "<unix nanoseconds> ok|fail <url>" per try ("start" first).
+func poll(urls []string) {
+	c := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	fmt.Println(time.Now().UnixNano(), "start")
+	for {
+		for _, u := range urls {
+			verdict := "ok"
+			resp, err := c.Get(u)
+			if err != nil {
+				verdict = "fail"
+			} else {
+				resp.Body.Close()
+			}
+			fmt.Println(time.Now().UnixNano(), verdict, u)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 `
 

@@ -213,13 +213,22 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 			return fmt.Errorf("%s: %w", n.name, err)
 		}
 	}
+	if err := c.installPolicyCRDs(); err != nil {
+		return err
+	}
 	if err := c.installVPCCNI(); err != nil {
 		return err
 	}
 	if err := c.installKubeProxy(); err != nil {
 		return err
 	}
-	return c.waitNodesReady(5 * time.Minute)
+	if err := c.installPolicyControllerAndDNS(); err != nil {
+		return err
+	}
+	if err := c.waitNodesReady(5 * time.Minute); err != nil {
+		return err
+	}
+	return c.waitPolicyReady()
 }
 
 func (c *cluster) makePKI() error {
@@ -376,6 +385,13 @@ func (c *cluster) makeImages() error {
 		}
 		images = append(images, kp)
 	}
+	if policyOn() {
+		more, err := c.policyImages(simEnv)
+		if err != nil {
+			return err
+		}
+		images = append(images, more...)
+	}
 	for _, im := range images {
 		b, err := im.Archive()
 		if err != nil {
@@ -427,9 +443,10 @@ func (c *cluster) kubectlOut(stdin []byte, args ...string) ([]byte, error) {
 // installVPCCNI renders the chart as a user would (helm template) with the
 // local image, and applies it.
 func (c *cluster) installVPCCNI() error {
-	manifest, err := exec.Command(c.tools.helm, "template", "vpc-cni", filepath.Join(c.repo, "deploy/helm/vpc-cni"),
-		"--namespace", "kube-system", "--set", "image.repository="+strings.Split(vpcCNIRef, ":")[0],
-		"--set", "image.tag="+strings.Split(vpcCNIRef, ":")[1], "--set", "image.pullPolicy=Never").Output()
+	args := []string{"template", "vpc-cni", filepath.Join(c.repo, "deploy/helm/vpc-cni"),
+		"--namespace", "kube-system", "--set", "image.repository=" + strings.Split(vpcCNIRef, ":")[0],
+		"--set", "image.tag=" + strings.Split(vpcCNIRef, ":")[1], "--set", "image.pullPolicy=Never"}
+	manifest, err := exec.Command(c.tools.helm, append(args, policyChartValues()...)...).Output()
 	if err != nil {
 		return fmt.Errorf("helm template: %v", err)
 	}

@@ -43,6 +43,7 @@ func (n *node) mountScript() string {
 		f := filepath.Join(n.dir, "sysctl", strings.ReplaceAll(k, "/", "."))
 		fmt.Fprintf(&b, "mkdir -p %s\necho %s > %s\nmount --bind %s /proc/sys/%s\n", filepath.Dir(f), v, f, f, k)
 	}
+	b.WriteString(policyMounts())
 	b.WriteString("mount --make-rshared /\n")
 	return b.String()
 }
@@ -109,7 +110,7 @@ serializeImagePulls: false
 localStorageCapacityIsolation: false
 tlsCertFile: %s
 tlsPrivateKeyFile: %s
-`, n.primary, c.pki.path("ca.crt"), n.cgroupRoot(), c.pki.path(n.name+".crt"), c.pki.path(n.name+".key"))
+%s`, n.primary, c.pki.path("ca.crt"), n.cgroupRoot(), c.pki.path(n.name+".crt"), c.pki.path(n.name+".key"), policyKubelet())
 }
 
 // startNamespaces makes the node's namespaces and starts its emulator.
