@@ -10,6 +10,7 @@ import (
 	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
+	"vpc-cni/settings"
 	"vpc-cni/status"
 	"vpc-cni/store"
 )
@@ -39,11 +40,7 @@ func nodeRulesCommand() *cli.Command {
 // nodeRulesStatus prints whether the rules are in place; exit 1 when they
 // should be and are not (or cannot be read).
 func nodeRulesStatus(c *cli.Context) error {
-	node, snap, err := learntPool(c)
-	if err != nil {
-		return err
-	}
-	in, err := knobInputs(c)
+	node, snap, in, err := learntRulesInputs(c)
 	if err != nil {
 		return err
 	}
@@ -85,6 +82,17 @@ func removeNodeRules(c *cli.Context) error {
 	return err
 }
 
+// learntRulesInputs is what the node rules are computed from: the node and
+// pool the last pass recorded, and the knobs as this process reads them.
+func learntRulesInputs(c *cli.Context) (store.Node, pool.Snapshot, settings.Inputs, error) {
+	node, snap, err := learntPool(c)
+	if err != nil {
+		return node, snap, settings.Inputs{}, err
+	}
+	in, err := knobInputs(c)
+	return node, snap, in, err
+}
+
 // learntPool is the node and pool the last pass recorded; read-only, so a
 // mistyped --state-dir creates nothing.
 func learntPool(c *cli.Context) (store.Node, pool.Snapshot, error) {
@@ -115,11 +123,7 @@ func inNodeNamespace(st *store.Store) error {
 // setNodeSysctls sets the node's sysctls; a namespace without the primary
 // ENI's link is not this node's to set.
 func setNodeSysctls(c *cli.Context) error {
-	node, snap, err := learntPool(c)
-	if err != nil {
-		return err
-	}
-	in, err := knobInputs(c)
+	node, snap, in, err := learntRulesInputs(c)
 	if err != nil {
 		return err
 	}

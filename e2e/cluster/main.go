@@ -213,6 +213,13 @@ func (c *cluster) bringUp(stop chan os.Signal) error {
 			return fmt.Errorf("%s: %w", n.name, err)
 		}
 	}
+	return c.installWorkloads()
+}
+
+// installWorkloads applies what runs on the nodes (vpc-cni from its chart,
+// kube-proxy, and with CLUSTER_POLICY=1 the policy controller and CoreDNS)
+// and waits until the nodes and those are ready.
+func (c *cluster) installWorkloads() error {
 	if err := c.installPolicyCRDs(); err != nil {
 		return err
 	}
