@@ -4,9 +4,3 @@ package settings
 // also covers as many pods as arrived in the last window. Seconds or a Go
 // duration; 0 (the default) is off. About twice the timer interval suits.
 const AdaptiveGrowthWindow = "ADAPTIVE_GROWTH_WINDOW"
-
-// adaptive resolves ADAPTIVE_GROWTH_WINDOW into e.
-func (r *resolver) adaptive(e *Effective) (err error) {
-	e.Pool.AdaptiveWindow, err = r.seconds(AdaptiveGrowthWindow, 0)
-	return err
-}

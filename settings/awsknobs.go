@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-
 	"strings"
 )
 
@@ -42,7 +41,8 @@ const DefaultVethPrefix = "eni"
 // may not set them (aws-node drops them; here they are refused).
 const reservedTagPart = "k8s.amazonaws.com"
 
-// awsNodeKnobs resolves aws-node's carried knobs into e (after e.MTU).
+// awsNodeKnobs resolves aws-node's carried knobs of no generic kind into e
+// (after e.MTU).
 func (r *resolver) awsNodeKnobs(e *Effective) (err error) {
 	if e.ExternalServiceCIDRs, err = r.cidrs(ExternalServiceCIDRs); err != nil {
 		return err
@@ -50,30 +50,12 @@ func (r *resolver) awsNodeKnobs(e *Effective) (err error) {
 	if e.VethPrefix, err = r.vethPrefix(); err != nil {
 		return err
 	}
-	if e.PodMTU, err = r.integer(PodMTU, e.MTU, MinMTU, MaxMTU); err != nil {
+	pod := knob(PodMTU)
+	if e.PodMTU, err = r.integer(PodMTU, e.MTU, pod.Min, pod.Max); err != nil {
 		return err
 	}
-	if e.AdditionalENITags, err = r.tags(AdditionalENITags); err != nil {
-		return err
-	}
-	bools := []struct {
-		dst  *bool
-		name string
-		def  bool
-	}{
-		{&e.ManageUntaggedENI, ManageUntaggedENI, true},
-		{&e.DisableLeakedENICleanup, DisableLeakedENICleanup, false},
-		{&e.DisableProvisioning, DisableProvisioning, false},
-		{&e.IMDSOnly, IMDSOnlyMode, false},
-		{&e.DisablePodV6, DisablePodV6, false},
-		{&e.BandwidthPlugin, BandwidthPlugin, true}, // chained unless false: vpc-cni did before the knob (aws-node: false)
-	}
-	for _, b := range bools {
-		if *b.dst, err = r.boolean(b.name, b.def); err != nil {
-			return err
-		}
-	}
-	return nil
+	e.AdditionalENITags, err = r.tags(AdditionalENITags)
+	return err
 }
 
 // Provisioning reports whether vpc-cni may make mutating EC2 calls: not with

@@ -22,41 +22,24 @@ type AWSNodeVar struct {
 	Instead string `json:"instead,omitempty"` // Answered: what to set; NotYet: what is missing
 }
 
-// AWSNodeVars is the one table of aws-node's variables: the config file
-// refuses the ones not carried by it, and `migrate --aws-node-env` reads it.
-var AWSNodeVars = []AWSNodeVar{
-	{Name: WarmENITarget, Fate: Carried, Default: "1"},
-	{Name: WarmIPTarget, Fate: Carried},
-	{Name: MinIPTarget, Fate: Carried},
-	{Name: WarmPrefixTarget, Fate: Carried},
-	{Name: PrefixDelegation, Fate: Carried, Default: "false"},
-	{Name: MaxENI, Fate: Carried},
-	{Name: Cooldown, Fate: Carried, Default: "30"},
-	{Name: ClusterName, Fate: Carried},
-	{Name: ENIMTU, Fate: Carried, Default: "9001"},
-	{Name: ExternalSNAT, Fate: Carried, Default: "false"},
-	{Name: ExcludeSNATCIDRs, Fate: Carried},
-	{Name: RandomizeSNAT, Fate: Carried, Default: "prng"},
-	{Name: NodePortSupport, Fate: Carried, Default: "true"},
-	{Name: ConnMark, Fate: Carried, Default: "0x80"},
-	{Name: SubnetDiscovery, Fate: Carried, Default: "true"},
-	{Name: CustomNetworkCfg, Fate: Carried, Default: "false"},
-	{Name: ExternalServiceCIDRs, Fate: Carried},
-	{Name: VethPrefix, Fate: Carried, Default: DefaultVethPrefix},
-	{Name: PodMTU, Fate: Carried, Default: "9001"},
-	{Name: ManageUntaggedENI, Fate: Carried, Default: "true"},
-	{Name: AdditionalENITags, Fate: Carried, Default: "{}"},
-	{Name: DisableLeakedENICleanup, Fate: Carried, Default: "false"},
-	{Name: DisableProvisioning, Fate: Carried, Default: "false"},
-	{Name: IMDSOnlyMode, Fate: Carried, Default: "false"},
-	{Name: DisablePodV6, Fate: Carried, Default: "false"},
-	{Name: BandwidthPlugin, Fate: Carried, Default: "false"}, // aws-node's; vpc-cni's is true
-	{Name: EnableIPv6, Fate: Carried, Default: "false"},
-	{Name: EnableIPv4, Fate: Carried, Default: "true"},
-	{Name: EnableV4Egress, Fate: Carried, Default: "true"},
-	{Name: EnableV6Egress, Fate: Carried, Default: "false"},
-	{Name: NetworkPolicyMode, Fate: Carried, Default: PolicyStandard},
+// AWSNodeVars is the one table of aws-node's variables: the registry's
+// knobs carried from it, then the ones vpc-cni does not carry. The config
+// file refuses the latter, and `migrate --aws-node-env` reads it.
+var AWSNodeVars = append(carriedVars(), notCarried...)
 
+// carriedVars lists the registry's knobs of aws-node, with its defaults.
+func carriedVars() []AWSNodeVar {
+	var out []AWSNodeVar
+	for _, k := range Registry {
+		if k.Fate != "" {
+			out = append(out, AWSNodeVar{Name: k.Name, Fate: k.Fate, Default: k.AWSDefault})
+		}
+	}
+	return out
+}
+
+// notCarried are aws-node's variables that are not knobs here.
+var notCarried = []AWSNodeVar{
 	{Name: "AWS_VPC_K8S_CNI_LOGLEVEL", Fate: Answered, Default: "DEBUG",
 		Instead: "vpcctl (reconcile, the timer) logs to stderr, the journal: set VPC_CNI_LOG_LEVEL (debug, info, warn, error) or --log-level instead"},
 	{Name: "AWS_VPC_K8S_CNI_LOG_FILE", Fate: Answered, Default: "/host/var/log/aws-routed-eni/ipamd.log",

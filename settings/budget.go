@@ -24,13 +24,15 @@ func EC2Budgets(in Inputs) (describe, mutating Budget, err error) {
 }
 
 func budget(in Inputs, name string) (Budget, error) {
-	text, v, ok := in.Lookup(name)
-	if !ok {
-		return Budget{}, nil
+	text, ok, err := checked(in, name)
+	if !ok || err != nil {
+		return Budget{}, err
 	}
-	r, err := strconv.ParseFloat(text, 64)
-	if err != nil || r <= 0 || r > 1000 {
-		return Budget{}, bad(v, text, "must be a number of calls per second in (0, 1000]")
-	}
+	r, _ := strconv.ParseFloat(text, 64)
 	return Budget{Rate: r, Burst: max(10*r, 1)}, nil
 }
+
+// DefaultEC2Rate is the cloud client's default budget, in calls per second
+// (cloud.DefaultDescribeBudget and DefaultMutatingBudget; a test holds them
+// equal).
+const DefaultEC2Rate = "2"

@@ -27,14 +27,13 @@ func (r *resolver) families(e *Effective) error {
 	for _, b := range []struct {
 		dst  *bool
 		name string
-		def  bool
 	}{
-		{&e.Pool.IPv6, EnableIPv6, false},
-		{new(bool), EnableIPv4, true},
-		{&e.Pool.V4Egress, EnableV4Egress, true},
-		{&e.Pool.V6Egress, EnableV6Egress, false},
+		{&e.Pool.IPv6, EnableIPv6},
+		{new(bool), EnableIPv4},
+		{&e.Pool.V4Egress, EnableV4Egress},
+		{&e.Pool.V6Egress, EnableV6Egress},
 	} {
-		if *b.dst, err = r.boolean(b.name, b.def); err != nil {
+		if *b.dst, err = r.boolean(b.name, knob(b.name).Default == "true"); err != nil {
 			return err
 		}
 		if b.name == EnableIPv4 {

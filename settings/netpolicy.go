@@ -32,7 +32,7 @@ func (r *resolver) networkPolicy(e *Effective) error {
 		return bad(v, text, "the policy agent refuses none (aws-node passes it on, and every ADD then fails); "+
 			"leave it unset to turn policy off, or set standard or strict")
 	default:
-		return bad(v, text, "must be standard or strict (unset: no network policy)")
+		return bad(v, text, "must be "+orList(knob(NetworkPolicyMode).Allowed)+" (unset: no network policy)")
 	}
 	if e.VethPrefix != DefaultVethPrefix {
 		return bad(v, text, fmt.Sprintf("the policy agent finds pods' host veths by the prefix %q only, and %s is %q (%s)",

@@ -43,7 +43,7 @@ func (r *resolver) discovery() (string, error) {
 		r.note(v, DiscoveryNever)
 		return DiscoveryNever, nil
 	}
-	return "", bad(v, text, "must be true, false or when-full")
+	return "", bad(v, text, "must be "+orList(knob(SubnetDiscovery).Allowed))
 }
 
 // ENIConfig is where custom networking puts a zone's new ENIs: the fields of

@@ -30,32 +30,31 @@ type NodeNet struct {
 // error naming the variable and where it was set. Resolve checks them too,
 // so every command and verb refuses a bad one, not only the pass that
 // applies the rules.
-func NodeNetwork(in Inputs) (NodeNet, error) {
-	n := NodeNet{Randomize: "prng", NodePort: true, ConnMark: 0x80}
-	var err error
-	if text, v, ok := in.Lookup(ExternalSNAT); ok {
-		if n.ExternalSNAT, err = strconv.ParseBool(text); err != nil {
-			return n, bad(v, text, "not a boolean (true or false)")
+func NodeNetwork(in Inputs) (n NodeNet, err error) {
+	flag := func(name string) bool {
+		text, _, e := checked(in, name)
+		if err == nil {
+			err = e
 		}
+		b, _ := strconv.ParseBool(text)
+		return b
 	}
-	if text, v, ok := in.Lookup(NodePortSupport); ok {
-		if n.NodePort, err = strconv.ParseBool(text); err != nil {
-			return n, bad(v, text, "not a boolean (true or false)")
-		}
+	n.ExternalSNAT, n.NodePort = flag(ExternalSNAT), flag(NodePortSupport)
+	if err != nil {
+		return n, err
 	}
-	if text, v, ok := in.Lookup(RandomizeSNAT); ok {
-		if text != "prng" && text != "hashrandom" && text != "none" {
-			return n, bad(v, text, "must be prng, hashrandom or none")
-		}
-		n.Randomize = text
+	if n.Randomize, _, err = checked(in, RandomizeSNAT); err != nil {
+		return n, err
 	}
-	if text, v, ok := in.Lookup(ConnMark); ok {
-		m, err := strconv.ParseUint(text, 0, 32)
-		if err != nil || m == 0 {
-			return n, bad(v, text, "must be a non-zero 32-bit mark such as 0x80")
-		}
-		n.ConnMark = uint32(m)
+	text, v, ok := in.Lookup(ConnMark)
+	if !ok {
+		text = knob(ConnMark).Default
 	}
+	m, perr := strconv.ParseUint(text, 0, 32)
+	if perr != nil || m == 0 {
+		return n, bad(v, text, "must be a non-zero 32-bit mark such as 0x80")
+	}
+	n.ConnMark = uint32(m)
 	if text, v, ok := in.Lookup(ExcludeSNATCIDRs); ok {
 		for _, s := range strings.Split(text, ",") {
 			p, err := netip.ParsePrefix(strings.TrimSpace(s))

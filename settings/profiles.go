@@ -35,10 +35,10 @@ const (
 	ProfileWarmPrefixTarget = "WARM_PREFIX_TARGET"
 )
 
-// ProfileFields lists every field, the longest first so a key's suffix is
-// matched whole (WARM_IP_TARGET before a shorter one could take its end).
-var ProfileFields = []string{ProfileWarmPrefixTarget, ProfileMinIPTarget, ProfileSecurityGroups,
-	ProfileWarmENITarget, ProfileWarmIPTarget, ProfileNamespaces, ProfileSubnets, ProfileSNAT}
+// ProfileFields lists every field (the registry's PerProfile and
+// ProfileOnly knobs), the longest first so a key's suffix is matched whole
+// (WARM_IP_TARGET before a shorter one could take its end).
+var ProfileFields = profileFields()
 
 // SNAT modes of a profile.
 const (
@@ -208,9 +208,6 @@ func (r *resolver) profiles(e *Effective) error {
 	}
 	allowed, err := r.allowedProfiles(names)
 	if err != nil {
-		return err
-	}
-	if e.ProfileAdmission, err = r.boolean(ProfileAdmission, false); err != nil {
 		return err
 	}
 	for _, name := range names {
@@ -398,50 +395,39 @@ func (r *resolver) profileSNAT(name string) (string, error) {
 		r.note(v, strings.ToLower(text))
 		return strings.ToLower(text), nil
 	}
-	return "", bad(v, text, "must be node or none")
+	return "", bad(v, text, "must be "+orList(knob(ProfileSNAT).Allowed))
 }
 
-// profilePool is the node's pool configuration with the profile's targets:
-// a profile that sets none of its targets keeps the node's; one that sets
-// any has exactly those, the others at their defaults.
+// profilePool is the node's pool configuration with the profile's targets
+// (the registry's PerProfile knobs): a profile that sets none of them keeps
+// the node's; one that sets any has exactly those, the others at their
+// defaults.
 func (r *resolver) profilePool(name string, node pool.Config) (pool.Config, error) {
-	c := node
-	c.Profile = name
-	targets := []struct {
-		field    string
-		dst      *int
-		def, max int
-	}{
-		{ProfileWarmENITarget, &c.WarmENITarget, pool.DefaultWarmENITarget, 100},
-		{ProfileWarmIPTarget, &c.WarmIPTarget, 0, 100000},
-		{ProfileMinIPTarget, &c.MinIPTarget, 0, 100000},
-		{ProfileWarmPrefixTarget, &c.WarmPrefixTarget, 0, 10000},
-	}
 	own := false
-	for _, t := range targets {
-		if _, _, ok := r.in.Lookup(ProfileKey(name, t.field)); ok {
+	for _, k := range Registry {
+		if _, _, ok := r.in.Lookup(ProfileKey(name, k.Name)); ok && k.Scope == PerProfile {
 			own = true
 		}
 	}
-	for _, t := range targets {
-		key := ProfileKey(name, t.field)
-		text, v, ok := r.in.Lookup(key)
-		switch {
-		case !own:
-			r.note(v, "") // the node's target applies
-		case !ok:
-			*t.dst = t.def
-			r.note(v, "")
-		default:
-			n, why := intIn(text, 0, t.max)
-			if why != "" {
-				return c, bad(v, text, why)
+	e := Effective{Pool: node}
+	e.Pool.Profile = name
+	for _, k := range Registry {
+		if k.Scope != PerProfile {
+			continue
+		}
+		key := ProfileKey(name, k.Name)
+		if _, v, ok := r.in.Lookup(key); !ok || !own {
+			r.note(v, "") // the node's value, or the row's default
+			if own {
+				k.setDefault(k.field(&e))
 			}
-			*t.dst = n
-			r.note(v, fmt.Sprint(n))
+			continue
+		}
+		if err := r.resolveInto(k, key, k.field(&e)); err != nil {
+			return e.Pool, err
 		}
 	}
-	return c, nil
+	return e.Pool, nil
 }
 
 // EnvNames lists the process environment's variable names: Inputs.Names

@@ -12,9 +12,3 @@ const EC2ResyncInterval = "VPC_CNI_EC2_RESYNC_INTERVAL"
 // DefaultEC2Resync is the safety net's default: 5,000 nodes on it ask EC2
 // about 5.5 times a second together (docs/targets.md, cluster scale).
 const DefaultEC2Resync = 15 * time.Minute
-
-// resync resolves VPC_CNI_EC2_RESYNC_INTERVAL into e.
-func (r *resolver) resync(e *Effective) (err error) {
-	e.EC2Resync, err = r.seconds(EC2ResyncInterval, DefaultEC2Resync)
-	return err
-}

@@ -42,17 +42,9 @@ const (
 	ENIMTU           = "AWS_VPC_ENI_MTU"
 )
 
-// FileKeys are the keys the configuration file may set: every knob and the
-// node's EC2 rate budget.
-var FileKeys = []string{
-	WarmENITarget, WarmIPTarget, MinIPTarget, WarmPrefixTarget, PrefixDelegation, MaxENI, MaxPods, MaxPodsCap,
-	Cooldown, ReleaseDelay, ClusterName, ENIMTU, EC2DescribeRate, EC2MutatingRate, AdaptiveGrowthWindow,
-	ExternalSNAT, ExcludeSNATCIDRs, RandomizeSNAT, NodePortSupport, ConnMark,
-	EC2ResyncInterval, SubnetDiscovery, CustomNetworkCfg,
-	ExternalServiceCIDRs, VethPrefix, PodMTU, ManageUntaggedENI, AdditionalENITags, DisableLeakedENICleanup,
-	DisableProvisioning, IMDSOnlyMode, DisablePodV6, BandwidthPlugin, NetworkPolicyMode,
-	EnableIPv6, EnableIPv4, EnableV4Egress, EnableV6Egress, Profiles, ProfileAdmission,
-}
+// FileKeys are the keys the configuration file may set: every node-wide
+// knob of the registry, in its order.
+var FileKeys = fileKeys()
 
 // The MTU range of an ENI and of a pod's interface: IPv4's minimum to EC2's
 // jumbo frames.
@@ -219,48 +211,31 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 			ReleaseDelay, r.origin(ReleaseDelay), Cooldown, r.origin(Cooldown))
 	}
 	e.ClusterName = r.text(ClusterName)
+	if err := r.shown(); err != nil {
+		return Effective{}, err
+	}
 	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
 	e.Values = r.values
 	return e, nil
 }
 
-// poolKnobs resolves the pool's targets, limits, MTU and timings into e.
+// poolKnobs resolves every knob of a generic kind (the pool's targets,
+// limits, MTU and timings among them), then the release delay.
 func (r *resolver) poolKnobs(e *Effective) error {
+	if err := r.generic(e); err != nil {
+		return err
+	}
+	// The policy's default, stretched for a long cooldown so that it
+	// always outlasts it.
+	def := max(knob(ReleaseDelay).durationDefault(), e.Pool.Cooldown+time.Minute)
 	var err error
-	set := func(dst *int, name string, def int, min, max int) {
-		if err == nil {
-			*dst, err = r.integer(name, def, min, max)
-		}
-	}
-	set(&e.Pool.WarmENITarget, WarmENITarget, pool.DefaultWarmENITarget, 0, 100)
-	set(&e.Pool.WarmIPTarget, WarmIPTarget, 0, 0, 100000)
-	set(&e.Pool.MinIPTarget, MinIPTarget, 0, 0, 100000)
-	set(&e.Pool.WarmPrefixTarget, WarmPrefixTarget, 0, 0, 10000)
-	set(&e.Pool.MaxENI, MaxENI, 0, 0, 100)
-	set(&e.Pool.MaxPods, MaxPods, 0, 0, 100000)
-	set(&e.Pool.MaxPodsCap, MaxPodsCap, 0, 0, 100000)
-	set(&e.MTU, ENIMTU, DefaultMTU, MinMTU, MaxMTU)
-	if err == nil {
-		e.Pool.PrefixDelegation, err = r.boolean(PrefixDelegation, false)
-	}
-	if err == nil {
-		e.Pool.CustomNetworking, err = r.boolean(CustomNetworkCfg, false)
-	}
-	if err == nil {
-		e.Pool.Cooldown, err = r.seconds(Cooldown, pool.DefaultCooldown)
-	}
-	if err == nil {
-		// The policy's default, stretched for a long cooldown so that it
-		// always outlasts it.
-		def := max(pool.DefaultReleaseDelay, e.Pool.Cooldown+time.Minute)
-		e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
-	}
+	e.Pool.ReleaseDelay, err = r.seconds(ReleaseDelay, def)
 	return err
 }
 
 // others resolves the knobs outside the pool's targets into e.
 func (r *resolver) others(e *Effective) error {
-	for _, resolve := range []func(*Effective) error{r.adaptive, r.resync, r.awsNodeKnobs, r.networkPolicy, r.families, r.appliedElsewhere, r.shown} {
+	for _, resolve := range []func(*Effective) error{r.awsNodeKnobs, r.networkPolicy, r.families, r.appliedElsewhere} {
 		if err := resolve(e); err != nil {
 			return err
 		}
