@@ -10,7 +10,7 @@ LDFLAGS  := -s -w -X vpc-cni/commands.buildVersion=$(VERSION) -X vpc-cni/command
 	-X vpc-cni/commands.buildDate=$(BUILD_DATE)
 BIN      := bin
 
-.PHONY: build image test cluster cluster-build conformance cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests
+.PHONY: build image test cluster cluster-build conformance cluster-down test-cluster chaos bench bench-plugin bench-scrape-flood lint demo clean manifests knobs
 
 CHAOS_DURATION ?= 10m
 CHAOS_FAMILY ?= ipv4
@@ -73,6 +73,13 @@ bench-plugin: build
 # threads. Figures in docs/design.md (Performance).
 bench-scrape-flood: build
 	$(GO) test -count=1 -run '^$$' -bench 'AddUnderScrapeFlood' -benchtime 100x -timeout 30m ./e2e/
+
+# The knob registry (settings/knobs.go) into the docs' Type/Default lines, and a knob new to it
+# into docs/configuration.md, deploy/config.example and the chart's values; the tests of docs
+# and deploy fail while they differ. Then `make manifests` if the chart's render changed.
+knobs:
+	$(GO) test -count=1 -run '^TestConfigurationPageTypesAndDefaultsAreTheRegistrys$$' ./docs/ -update-knobs
+	$(GO) test -count=1 -run '^(TestConfigExampleFollowsTheRegistry|TestChartValuesFollowTheRegistry|TestChartProfileFieldsAreTheRegistrys)$$' ./deploy/ -update-knobs
 
 # deploy/kubernetes/ from the Helm chart's default render (helm from the Go module proxy, cached
 # in ~/.cache/vpc-cni-e2e/); deploy's tests fail while the two differ.
