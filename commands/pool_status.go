@@ -16,7 +16,7 @@ func poolStatusCommand() *cli.Command {
 		Usage: "show the node, its ENIs and pods, and how many knobs are set (-o wide: every address and knob)",
 		Description: `Examples:
    vpcctl pool status
-   vpcctl pool status -o wide     # every address, every knob with its source and the last pass's value
+   vpcctl pool status -o wide     # every address, every knob with its source, default and last pass's value
    vpcctl pool status -o json     # for scripts`,
 		Flags:  []cli.Flag{outputFlag("table")},
 		Before: noArgs,

@@ -191,7 +191,14 @@ func TestChartProfileFieldsAreTheRegistrys(t *testing.T) {
 	if !*updateKnobs {
 		t.Fatalf("_helpers.tpl's profile fields %v, the registry's %v (go test ./deploy/ -update-knobs writes them)", got, want)
 	}
-	lines[at] = strings.Join(want, "|")
+	// Keep the fields' order, drop gone ones, add new ones at the end.
+	keep := slices.DeleteFunc(got, func(f string) bool { return !slices.Contains(want, f) })
+	for _, f := range want {
+		if !slices.Contains(keep, f) {
+			keep = append(keep, f)
+		}
+	}
+	lines[at] = strings.Join(keep, "|")
 	writeLines(t, path, lines)
 }
 

@@ -173,11 +173,7 @@ func addMissingEntries(t *testing.T, p *page, keys []string, want map[string]str
 }
 
 func docOf(key string) string {
-	name := key[strings.LastIndex(key, ">_")+1:]
-	if strings.HasPrefix(key, settings.ProfilePrefix+"<NAME>_") {
-		name = strings.TrimPrefix(key, settings.ProfilePrefix+"<NAME>_")
-	}
-	k, _ := settings.LookupKnob(name)
+	k, _ := settings.LookupKnob(strings.TrimPrefix(key, settings.ProfilePrefix+"<NAME>_"))
 	return k.Doc
 }
 

@@ -186,6 +186,35 @@ func LookupKnob(name string) (Knob, bool) {
 	return Registry[i], true
 }
 
+// KeyRow finds the row of a key of the file: a knob's name, or a profile's
+// PROFILE_<NAME>_<FIELD> (profile is then true).
+func KeyRow(key string) (k Knob, profile, ok bool) {
+	if k, ok := LookupKnob(key); ok && k.NodeKey() {
+		return k, false, true
+	}
+	if _, field, err := ParseProfileKey(key); err == nil {
+		k, ok := LookupKnob(field)
+		return k, true, ok
+	}
+	return Knob{}, false, false
+}
+
+// DefaultOf says in a word what the key is when unset, for `pool status`:
+// the row's default, the knob it defaults to, "node's" for a profile's
+// target, "" for unset.
+func DefaultOf(key string) string {
+	k, profile, ok := KeyRow(key)
+	switch {
+	case !ok:
+		return ""
+	case profile && k.Scope == PerProfile:
+		return "node's"
+	case k.DefaultFrom != "":
+		return k.DefaultFrom
+	}
+	return k.Default
+}
+
 // knob is LookupKnob for a name the code itself passes.
 func knob(name string) Knob {
 	k, ok := LookupKnob(name)

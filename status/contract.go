@@ -154,6 +154,8 @@ type LimitsStatus struct {
 // reconcile pass used it (absent before the first pass).
 type KnobStatus struct {
 	settings.Value
+	// Default is the registry's word for the knob unset (settings.DefaultOf).
+	Default  string          `json:"default,omitempty"`
 	LastPass *settings.Value `json:"lastPass,omitempty"`
 	Differs  bool            `json:"differsFromLastPass"`
 }

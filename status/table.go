@@ -169,13 +169,13 @@ func ec2ReadsRow(t *printers.Table, last *LastPass, r *EC2Reads) {
 	t.Row("EC2 READS", strings.Join(parts, "; "))
 }
 
-// KnobRows: every knob as this command resolves it, and as the last pass
-// used it when that differs.
+// KnobRows: every knob as this command resolves it, its default, and as
+// the last pass used it when that differs.
 func KnobRows(t *printers.Table, file string, knobs []KnobStatus) {
 	if file != "" {
 		t.Row("CONFIG FILE", file)
 	}
-	t.Header("KNOB", "VALUE", "SOURCE", "LAST PASS")
+	t.Header("KNOB", "VALUE", "SOURCE", "DEFAULT", "LAST PASS")
 	for _, k := range knobs {
 		last := "-"
 		switch {
@@ -184,7 +184,7 @@ func KnobRows(t *printers.Table, file string, knobs []KnobStatus) {
 		case k.LastPass != nil:
 			last = "same"
 		}
-		t.Row(k.Name, printers.Dash(k.Value.Value), k.Origin(), last)
+		t.Row(k.Name, printers.Dash(k.Value.Value), k.Origin(), printers.Dash(k.Default), last)
 	}
 }
 

@@ -48,7 +48,7 @@ func Knobs(now, last []settings.Value) []KnobStatus {
 	}
 	out := make([]KnobStatus, 0, len(now))
 	for _, v := range now {
-		k := KnobStatus{Value: v}
+		k := KnobStatus{Value: v, Default: settings.DefaultOf(v.Name)}
 		if p, ok := prev[v.Name]; ok {
 			k.LastPass, k.Differs = &p, p.Value != v.Value
 		}
