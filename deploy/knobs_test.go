@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"sigs.k8s.io/yaml"
@@ -45,7 +47,10 @@ func lineOf(lines []string, prefix string) int {
 	return slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
 }
 
-var rangeWords = regexp.MustCompile(`\b(\d+)\.\.(\d+)\b`)
+var (
+	rangeWords   = regexp.MustCompile(`\b(\d+)\.\.(\d+)\b`)
+	defaultWords = regexp.MustCompile(`\bDefault ([^\s,;]+?)[.]?(\s|$)`)
+)
 
 // commentAbove is the comment block over line i: back to a blank line or
 // another key's line.
@@ -80,7 +85,7 @@ func TestConfigExampleFollowsTheRegistry(t *testing.T) {
 			continue
 		}
 		k := rows[i]
-		if why := rangeMismatch(k, commentAbove(lines, at)); why != "" {
+		if why := rangeMismatch(k, commentAbove(lines, at)) + defaultMismatch(k, key, commentAbove(lines, at)); why != "" {
 			t.Errorf("config.example, %s: %s", k.Name, why)
 		}
 	}
@@ -99,6 +104,39 @@ func rangeMismatch(k settings.Knob, comment string) string {
 		return fmt.Sprintf("the comment says %s, the registry %s", m[0], want)
 	}
 	return ""
+}
+
+// defaultMismatch says where a node knob's comment states another default
+// than the row's ("Default X"; "Default: ..." explains a computed one).
+func defaultMismatch(k settings.Knob, key, comment string) string {
+	m := defaultWords.FindStringSubmatch(comment)
+	if m == nil || key != exampleKey(k, false) {
+		return ""
+	}
+	want := k.Default
+	switch {
+	case k.DefaultFrom != "":
+		want = k.DefaultFrom
+	case want == "":
+		want = "unset"
+	}
+	if m[1] != want && !(k.Kind == settings.KindDuration && seconds(m[1]) == seconds(want)) {
+		return fmt.Sprintf("the comment says Default %s, the registry %s", m[1], want)
+	}
+	return ""
+}
+
+// seconds reads a duration as the knobs take it: plain seconds or a Go
+// duration (-1 for neither).
+func seconds(s string) time.Duration {
+	if _, err := strconv.Atoi(s); err == nil {
+		s += "s"
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return -1
+	}
+	return d
 }
 
 // exampleEntry is a new knob's comment and commented-out line.
