@@ -240,8 +240,8 @@ func TestChartProfileFieldsAreTheRegistrys(t *testing.T) {
 	writeLines(t, path, lines)
 }
 
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
+func sorted(words []string) []string {
+	words = slices.Clone(words)
+	slices.Sort(words)
+	return words
 }
