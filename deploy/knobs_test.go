@@ -128,11 +128,11 @@ func defaultMismatch(k settings.Knob, key, comment string) string {
 
 // seconds reads a duration as the knobs take it: plain seconds or a Go
 // duration (-1 for neither).
-func seconds(s string) time.Duration {
-	if _, err := strconv.Atoi(s); err == nil {
-		s += "s"
+func seconds(text string) time.Duration {
+	if _, err := strconv.Atoi(text); err == nil {
+		text += "s"
 	}
-	d, err := time.ParseDuration(s)
+	d, err := time.ParseDuration(text)
 	if err != nil {
 		return -1
 	}
