@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"vpc-cni/pass"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -190,7 +191,7 @@ func ensureState(c *cli.Context, s session) error {
 		return err
 	}
 	timeout := c.Duration("timeout")
-	ctx, cancel := passContext(c.Context, timeout)
+	ctx, cancel := pass.Context(c.Context, timeout)
 	defer cancel()
 	unlock, held, err := s.st.LockReconcile(true, timeout)
 	if err == nil && !held {
