@@ -52,7 +52,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := render(c, rep, func(t *printers.Table) { gcRows(t, rep, c.Bool("dry-run")) }); err != nil {
+			if err := render(c, rep, func(t *printers.Table) { rep.Rows(t, c.Bool("dry-run")) }); err != nil {
 				return err
 			}
 			if len(rep.Failed) > 0 {
@@ -70,26 +70,4 @@ func runGC(st *store.Store, prefix string, dryRun bool) (podgc.Report, error) {
 		return rep, nil
 	}
 	return rep, err
-}
-
-func gcRows(t *printers.Table, rep podgc.Report, dryRun bool) {
-	verb := "REMOVED"
-	if dryRun {
-		verb = "WOULD REMOVE"
-	}
-	if len(rep.Released) == 0 && len(rep.Leftovers) == 0 {
-		t.Row("GC", "nothing to collect")
-	}
-	for _, r := range rep.Released {
-		t.Row(verb, "assignment "+r)
-	}
-	for _, l := range rep.Leftovers {
-		t.Row(verb, l)
-	}
-	for _, u := range rep.Unowned {
-		t.Row("KEPT", u+": a running pod's, with no assignment (vpcctl state rebuild restores it)")
-	}
-	for _, f := range rep.Failed {
-		t.Row("FAILED", f)
-	}
 }
