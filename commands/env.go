@@ -143,23 +143,6 @@ func openState(c *cli.Context, mode openMode) (*store.Store, error) {
 	return openStore(c)
 }
 
-// exclusive bounds a command that rewrites the node (state rebuild,
-// migrate) by its --timeout and takes the reconcile lock, waiting up to that
-// timeout; release undoes both.
-func exclusive(c *cli.Context, st *store.Store) (ctx context.Context, release func(), err error) {
-	timeout := c.Duration("timeout")
-	ctx, cancel := pass.Context(c.Context, timeout)
-	unlock, held, err := st.LockReconcile(true, timeout)
-	if err == nil && !held {
-		err = errors.New("held too long by another process")
-	}
-	if err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("taking the reconcile lock %s: %v", st.ReconcileLockPath(), err)
-	}
-	return ctx, func() { unlock(); cancel() }, nil
-}
-
 // configFlag names the configuration file every vpc-cni process reads.
 func configFlag() cli.Flag {
 	return &cli.StringFlag{

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/pass"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/warm"
@@ -67,14 +66,12 @@ func poolWarm(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := pass.Context(c.Context, c.Duration("timeout"))
-	defer cancel()
 	o := warm.Options{Given: given, Reset: c.Bool("reset"), Timeout: c.Duration("timeout"), CNICacheDir: cniCacheDir(c),
-		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, s.st, s.in) }}
+		NewRunner: newRunner}
 	if !c.Bool("no-reconcile") {
 		o.Reconcile = func() (*reconcile.Report, error) { return runReconcile(c, false, true) }
 	}
-	out, err := warm.Run(ctx, s.st, s.in, o)
+	out, err := warm.Run(c.Context, s.st, s.in, o)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/usage"
+	"vpc-cni/pass"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -39,7 +40,7 @@ type Options struct {
 	Reconcile   func() (*reconcile.Report, error) // the pass after saving; nil saves only
 	Timeout     time.Duration                     // the wait for the reconcile lock when the state file is missing
 	CNICacheDir string                            // for a lost state, rebuilt before anything is saved
-	NewRunner   func() (*reconcile.Runner, error)
+	NewRunner   func(context.Context, *store.Store, settings.Inputs) (*reconcile.Runner, error)
 }
 
 // Result is what pool warm did.
@@ -49,8 +50,7 @@ type Result struct {
 	Pool      status.PoolStatus `json:"pool"`
 }
 
-// Run saves the overrides and reconciles. ctx bounds the rebuild of a lost
-// state. A failed pass leaves the saved overrides in force, and says so.
+// Run saves the overrides and reconciles. A failed pass leaves the saved overrides in force, and says so.
 func Run(ctx context.Context, st *store.Store, in settings.Inputs, o Options) (Result, error) {
 	if err := ensureState(ctx, st, in, o); err != nil {
 		return Result{}, fmt.Errorf("pool warm: nothing saved: %w", err)
@@ -122,19 +122,17 @@ func ensureState(ctx context.Context, st *store.Store, in settings.Inputs, o Opt
 	if err := st.View(func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrNotInitialized) {
 		return err
 	}
-	unlock, held, err := st.LockReconcile(true, o.Timeout)
-	if err == nil && !held {
-		err = errors.New("held too long by another process")
-	}
+	ctx, release, err := pass.Exclusive(ctx, st, o.Timeout)
 	if err != nil {
-		return fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
+		return err
 	}
-	defer unlock()
+	defer release()
 	prefix, err := settings.VethPrefixOf(in)
 	if err != nil {
 		return usage.Wrap(err)
 	}
-	_, lost, err := rebuild.Ensure(ctx, st, rebuild.Options{CNICacheDir: o.CNICacheDir, VethPrefix: prefix, NewRunner: o.NewRunner})
+	_, lost, err := rebuild.Ensure(ctx, st, rebuild.Options{CNICacheDir: o.CNICacheDir, VethPrefix: prefix,
+		NewRunner: func() (*reconcile.Runner, error) { return o.NewRunner(ctx, st, in) }})
 	if err != nil && lost.Pods > 0 {
 		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
 	}
