@@ -1,15 +1,12 @@
 package commands
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/maxpods"
-	"vpc-cni/store"
 )
 
 func maxPodsCommand() *cli.Command {
@@ -56,43 +53,25 @@ Examples:
 	}
 }
 
-// maxPodsReport is the offline report with --instance-type, else the node's.
+// maxPodsReport is the offline report with --instance-type, IMDS's
+// instance's with --from-imds, else the node's.
 func maxPodsReport(c *cli.Context) (maxpods.Report, error) {
 	if _, err := format(c); err != nil {
 		return maxpods.Report{}, err
 	}
-	if typ := c.String("instance-type"); typ != "" {
-		in, err := knobInputs(c)
+	if c.String("instance-type") == "" && !c.Bool("from-imds") {
+		s, err := start(c, readOnly)
 		if err != nil {
 			return maxpods.Report{}, err
 		}
-		return maxpods.Offline(typ, in)
+		return maxpods.Online(s.st, s.in)
 	}
-	if c.Bool("from-imds") {
-		return maxPodsFromIMDS(c)
-	}
-	s, err := start(c, readOnly)
-	if err != nil {
-		return maxpods.Report{}, err
-	}
-	return maxpods.Online(s.st, s.in)
-}
-
-// maxPodsFromIMDS is --from-imds: a state file that is missing, or cannot
-// be read, leaves the built-in table for IMDS's instance type.
-func maxPodsFromIMDS(c *cli.Context) (maxpods.Report, error) {
 	in, err := knobInputs(c)
 	if err != nil {
 		return maxpods.Report{}, err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, maxPodsIMDSTimeout)
-	defer cancel()
-	st, err := store.Open(stateDir(c), store.Options{ReadOnly: true})
-	if err != nil {
-		st = nil // no state (an image), or unreadable: IMDS's type alone
+	if typ := c.String("instance-type"); typ != "" {
+		return maxpods.Offline(typ, in)
 	}
-	return maxpods.ThisInstance(ctx, st, in)
+	return maxpods.ThisInstanceAt(c.Context, stateDir(c), in)
 }
-
-// maxPodsIMDSTimeout bounds --from-imds's IMDS reads.
-const maxPodsIMDSTimeout = 30 * time.Second
