@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,7 +9,6 @@ import (
 
 	"vpc-cni/pass"
 	"vpc-cni/reconcile"
-	"vpc-cni/store"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/status"
@@ -126,20 +124,18 @@ func passOptions(c *cli.Context) pass.Options {
 // dryRunFresh is `reconcile --dry-run` on a node without state (pass.Fresh).
 // handled is false when the node has state: the usual dry run runs.
 func dryRunFresh(c *cli.Context) (handled bool, err error) {
-	dir := stateDir(c)
-	if _, err := store.Open(dir, store.Options{ReadOnly: true}); !errors.Is(err, store.ErrNotInitialized) {
-		return false, nil
-	}
 	in, err := knobInputs(c)
 	if err != nil {
 		return true, err
 	}
 	ctx, cancel := pass.Context(c.Context, c.Duration("timeout"))
 	defer cancel()
-	fp, err := pass.Fresh(ctx, dir, in, passOptions(c))
+	fp, err := pass.Fresh(ctx, stateDir(c), in, passOptions(c))
 	switch {
 	case err != nil:
 		return true, err
+	case fp == nil:
+		return false, nil
 	case c.Bool("log-summary"):
 		status.LogSummary(fp.Report)
 		return true, nil

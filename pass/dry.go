@@ -2,6 +2,7 @@ package pass
 
 import (
 	"context"
+	"errors"
 
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
@@ -22,7 +23,12 @@ func DryRun(ctx context.Context, st *store.Store, in settings.Inputs, o Options)
 // Fresh is the dry run of a node without state in dir: the first pass
 // planned in memory from IMDS and EC2, so an operator sees what it would do
 // to the node's ENIs before it does it. It creates no directory or file.
+// It is nil, with no error, when the node has state (DryRun is then its dry
+// run).
 func Fresh(ctx context.Context, dir string, in settings.Inputs, o Options) (*reconcile.FirstPass, error) {
+	if _, err := store.Open(dir, store.Options{ReadOnly: true}); !errors.Is(err, store.ErrNotInitialized) {
+		return nil, nil
+	}
 	runner, err := o.NewRunner(ctx, store.Absent(dir), in)
 	if err != nil {
 		return nil, Classify(ctx, err)
