@@ -1,15 +1,12 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
-	"vpc-cni/store"
 
 	"vpc-cni/internal/printers"
 )
@@ -48,7 +45,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			rep, err := runGC(st, prefix, c.Bool("dry-run"))
+			rep, err := podgc.Collect(st, prefix, c.Bool("dry-run"))
 			if err != nil {
 				return err
 			}
@@ -61,13 +58,4 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// runGC treats a never-initialised state dir as nothing to collect.
-func runGC(st *store.Store, prefix string, dryRun bool) (podgc.Report, error) {
-	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, dryRun, time.Now())
-	if errors.Is(err, store.ErrNotInitialized) {
-		return rep, nil
-	}
-	return rep, err
 }

@@ -1,7 +1,6 @@
 package pass
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -19,10 +18,7 @@ func collectGarbage(st *store.Store, in settings.Inputs, o Options) {
 	prefix, err := settings.VethPrefixOf(in)
 	gc := podgc.Report{}
 	if err == nil {
-		gc, err = podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, false, time.Now())
-	}
-	if errors.Is(err, store.ErrNotInitialized) {
-		err = nil
+		gc, err = podgc.Collect(st, prefix, false)
 	}
 	if err != nil {
 		o.Log(slog.LevelWarn, "gc after reconcile: "+err.Error())
