@@ -37,7 +37,7 @@ var policyConfigSocketFlag = &cli.StringFlag{
 }
 
 // reconcileEvery is `reconcile --every`: loop.Run until SIGTERM or SIGINT.
-func reconcileEvery(c *cli.Context, every time.Duration, pass func(*cli.Context) error) error {
+func reconcileEvery(c *cli.Context, every time.Duration, once func(*cli.Context) error) error {
 	metricsAt, err := loop.Addr("--"+metricsListenFlag.Name, c.String(metricsListenFlag.Name))
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func reconcileEvery(c *cli.Context, every time.Duration, pass func(*cli.Context)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return loop.Run(ctx, loop.Config{Every: every, Pass: func() error { return pass(c) },
+	return loop.Run(ctx, loop.Config{Every: every, Pass: func() error { return once(c) },
 		MetricsAt: metricsAt, HealthAt: healthAt, PolicySocket: c.String(policyConfigSocketFlag.Name),
 		StateDir: stateDir(c), Env: envLookup,
 		Inputs:    func() (settings.Inputs, error) { return knobInputs(c) },
