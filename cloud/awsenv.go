@@ -44,7 +44,7 @@ func (env awsEnv) first(names ...string) string {
 // file (os.ReadFile); one that cannot be opened counts as empty.
 func loadAWSSettings(env awsEnv, readFile func(string) ([]byte, error)) (awsSettings, error) {
 	var s awsSettings
-	prof, err := loadProfile(env, readFile)
+	prof, err := loadAWSProfile(env, readFile)
 	if err != nil {
 		return s, err
 	}
@@ -149,8 +149,8 @@ func envBool(env awsEnv, name string) (bool, error) {
 	}
 }
 
-// profile is one named profile as the two shared files give it.
-type profile struct {
+// awsProfile is one named AWS shared-config profile as the two shared files give it.
+type awsProfile struct {
 	name, configFile, credsFile string
 	namedBy                     string // "AWS_PROFILE" or "AWS_DEFAULT_PROFILE"; "" for default
 	named                       bool
@@ -158,9 +158,9 @@ type profile struct {
 	allConfig, allCreds         iniSections // for source_profile
 }
 
-// sibling is another profile of the same files.
-func (p profile) sibling(name string) profile {
-	q := profile{name: name, configFile: p.configFile, credsFile: p.credsFile, named: true,
+// sibling is another AWS profile of the same files.
+func (p awsProfile) sibling(name string) awsProfile {
+	q := awsProfile{name: name, configFile: p.configFile, credsFile: p.credsFile, named: true,
 		allConfig: p.allConfig, allCreds: p.allCreds, config: configSection(p.allConfig, name)}
 	if !strings.HasPrefix(name, "profile ") {
 		q.creds = p.allCreds[name]
@@ -168,8 +168,8 @@ func (p profile) sibling(name string) profile {
 	return q
 }
 
-func loadProfile(env awsEnv, readFile func(string) ([]byte, error)) (profile, error) {
-	p := profile{name: "default"}
+func loadAWSProfile(env awsEnv, readFile func(string) ([]byte, error)) (awsProfile, error) {
+	p := awsProfile{name: "default"}
 	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE"} {
 		if name := env(v); name != "" {
 			p.name, p.namedBy, p.named = name, v, true

@@ -137,22 +137,22 @@ role_arn = arn:aws:iam::123456789012:role/admin
 		t.Fatalf("with keys in the environment the profile is not used; signed with %q", got)
 	}
 	withoutEnvKeys(t)
-	for profile, parts := range map[string][]string{
+	for awsProfileName, parts := range map[string][]string{
 		"sso":     {`profile "sso" in ` + cfg, "sso_session", "does not support"},
 		"assume":  {`profile "assume" in ` + cfg, "role_arn but no source_profile"}, // not the keys beside it
 		"half":    {`profile "half"`, "no aws_secret_access_key"},
 		"missing": {`profile "missing" (AWS_PROFILE) is in neither ` + cfg},
 	} {
-		t.Setenv("AWS_PROFILE", profile)
+		t.Setenv("AWS_PROFILE", awsProfileName)
 		c := newClient(t, Options{})
 		sim.ResetCounters()
 		_, err := c.Subnet(testCtx(t), sim.State().SubnetID)
 		wantKind(t, err, KindNoCredentials, append(parts, "ec2:DescribeSubnets", credentialsHint)...)
 		if n := sim.Counters()["DescribeSubnets"]; n != 0 {
-			t.Errorf("profile %s: an unsigned call reached EC2 %d times", profile, n)
+			t.Errorf("profile %s: an unsigned call reached EC2 %d times", awsProfileName, n)
 		}
 		if _, err := c.Identity(testCtx(t)); err != nil {
-			t.Errorf("profile %s: IMDS needs no credentials, got %v", profile, err)
+			t.Errorf("profile %s: IMDS needs no credentials, got %v", awsProfileName, err)
 		}
 	}
 }
@@ -263,14 +263,14 @@ func TestLoadAWSSettingsFiles(t *testing.T) {
 		}
 		return os.ReadFile(p)
 	}
-	for profile, region := range map[string]string{"prod": "right", "default": "d2"} {
-		env := map[string]string{"AWS_CONFIG_FILE": "/c", "AWS_SHARED_CREDENTIALS_FILE": "/k", "AWS_PROFILE": profile}
+	for awsProfileName, region := range map[string]string{"prod": "right", "default": "d2"} {
+		env := map[string]string{"AWS_CONFIG_FILE": "/c", "AWS_SHARED_CREDENTIALS_FILE": "/k", "AWS_PROFILE": awsProfileName}
 		s, err := loadAWSSettings(func(k string) string { return env[k] }, read)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s.Region != region || s.Creds != (credSource{}) {
-			t.Errorf("profile %s: region %q creds %+v, want %q and the instance role", profile, s.Region, s.Creds, region)
+			t.Errorf("profile %s: region %q creds %+v, want %q and the instance role", awsProfileName, s.Region, s.Creds, region)
 		}
 	}
 	env := map[string]string{"AWS_CONFIG_FILE": t.TempDir()} // a directory: opens, cannot be read

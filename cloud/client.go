@@ -8,16 +8,16 @@
 // built here rather than by aws-sdk-go-v2/config, whose STS, SSO and sign-in
 // dependencies would cost every process their initialisation. It honours:
 //
-//   - Region: Options.Region, AWS_REGION, AWS_DEFAULT_REGION, the profile's
+//   - Region: Options.Region, AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's
 //     region in the shared config file, else IMDS placement/region.
-//   - Profile: AWS_PROFILE, else AWS_DEFAULT_PROFILE, else default; read from
+//   - AWS profile: AWS_PROFILE, else AWS_DEFAULT_PROFILE, else default; read from
 //     AWS_CONFIG_FILE (~/.aws/config, "[profile NAME]" or "[default]") and
 //     AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials, "[NAME]").
 //   - Credentials, first that is set up, in the order of the SDK's default
 //     chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY,
 //     AWS_SECRET_KEY) with AWS_SESSION_TOKEN; web identity
 //     (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME:
-//     IRSA); the profile: role_arn over web_identity_token_file,
+//     IRSA); the AWS profile: role_arn over web_identity_token_file,
 //     source_profile or credential_source (STS), else its keys (credentials
 //     file, then config file); container credentials
 //     (AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI with
@@ -33,10 +33,10 @@
 //   - AWS_MAX_ATTEMPTS, AWS_RETRY_MODE (standard or adaptive), AWS_CA_BUNDLE.
 //
 // Not supported, and an error on EC2 calls rather than a silent fall-through
-// to the instance role (unless keys are in the environment): profiles with
-// sso_*, login_session or credential_process; a profile named by
+// to the instance role (unless keys are in the environment): AWS profiles with
+// sso_*, login_session or credential_process; an AWS profile named by
 // AWS_PROFILE that neither file has. Other shared-config settings (endpoint_url, max_attempts,
-// retry_mode, ca_bundle, ec2_metadata_* in a profile, FIPS and dual-stack
+// retry_mode, ca_bundle, ec2_metadata_* in an AWS profile, FIPS and dual-stack
 // endpoints) are ignored: use the environment variables.
 package cloud
 

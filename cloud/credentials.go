@@ -29,7 +29,7 @@ func (s credSource) instanceRole() bool {
 type webIdentity struct {
 	RoleARN, SessionName string
 	Token                tokenSource
-	Origin               string // for messages: which variables or profile set it up
+	Origin               string // for messages: which variables or AWS profile set it up
 }
 
 type containerCreds struct {
@@ -46,12 +46,12 @@ type assumeRole struct {
 
 // chooseCredentials walks the SDK's default chain as far as it goes without
 // I/O: keys in the environment; web identity in the environment; the
-// profile (role_arn over anything, then its keys); container credentials;
+// AWS profile (role_arn over anything, then its keys); container credentials;
 // else the instance role. A source that is set up but that we do not build
 // (SSO, credential_process, sign-in) is an error, not skipped: falling
 // through to the instance role would act as a different identity than the
 // one configured.
-func chooseCredentials(env awsEnv, p profile) credSource {
+func chooseCredentials(env awsEnv, p awsProfile) credSource {
 	id := env.first("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY")
 	secret := env.first("AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY")
 	if id != "" && secret != "" {
@@ -66,7 +66,7 @@ func chooseCredentials(env awsEnv, p profile) credSource {
 		return credSource{WebIdentity: &webIdentity{RoleARN: env("AWS_ROLE_ARN"), SessionName: env("AWS_ROLE_SESSION_NAME"),
 			Token: tokenSource{File: file, Var: "AWS_WEB_IDENTITY_TOKEN_FILE"}, Origin: "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN"}}
 	}
-	if src, ok := profileCredentials(env, p); ok {
+	if src, ok := awsProfileCredentials(env, p); ok {
 		return src
 	}
 	return containerSource(env)
@@ -127,9 +127,9 @@ func isLoopbackHost(host string) bool {
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
-// unsupportedProfileKeys are the profile keys of sources we do not build,
+// unsupportedAWSProfileKeys are the AWS profile keys of sources we do not build,
 // in the SDK's order of precedence after static keys.
-var unsupportedProfileKeys = [...]struct{ key, what string }{
+var unsupportedAWSProfileKeys = [...]struct{ key, what string }{
 	{"sso_session", "IAM Identity Center (SSO)"},
 	{"sso_start_url", "IAM Identity Center (SSO)"},
 	{"sso_account_id", "IAM Identity Center (SSO)"},
@@ -142,25 +142,25 @@ var unsupportedProfileKeys = [...]struct{ key, what string }{
 const unsupportedHint = "vpc-cni does not support; use keys, a role (role_arn with source_profile, " +
 	"credential_source or web_identity_token_file), web identity, container credentials or the instance role"
 
-// profileCredentials says what the profile gives, and false when it gives
+// awsProfileCredentials says what the AWS profile gives, and false when it gives
 // nothing (the chain goes on).
-func profileCredentials(env awsEnv, p profile) (credSource, bool) {
+func awsProfileCredentials(env awsEnv, p awsProfile) (credSource, bool) {
 	if p.named && p.config == nil && p.creds == nil {
-		return credSource{Err: fmt.Errorf("profile %q (%s) is in neither %s nor %s", p.name, p.namedBy,
+		return credSource{Err: fmt.Errorf("AWS profile %q (%s) is in neither %s nor %s", p.name, p.namedBy,
 			p.configFile, p.credsFile)}, true
 	}
 	if _, ok := p.lookup("role_arn"); ok { // the SDK assumes the role even over keys
-		return profileRole(env, p, 0), true
+		return awsProfileRole(env, p, 0), true
 	}
-	if src, ok := profileKeys(p); ok {
+	if src, ok := awsProfileKeys(p); ok {
 		return src, true
 	}
 	for _, key := range []string{"source_profile", "credential_source", "web_identity_token_file"} {
 		if file, ok := p.lookup(key); ok {
-			return credSource{Err: fmt.Errorf("profile %q in %s has %s but no role_arn", p.name, file, key)}, true
+			return credSource{Err: fmt.Errorf("AWS profile %q in %s has %s but no role_arn", p.name, file, key)}, true
 		}
 	}
-	for _, u := range unsupportedProfileKeys {
+	for _, u := range unsupportedAWSProfileKeys {
 		if file, ok := p.lookup(u.key); ok {
 			return p.unsupported(file, u.key, u.what), true
 		}
@@ -168,8 +168,8 @@ func profileCredentials(env awsEnv, p profile) (credSource, bool) {
 	return credSource{}, false
 }
 
-// profileKeys: the profile's static keys, credentials file first.
-func profileKeys(p profile) (credSource, bool) {
+// awsProfileKeys: the AWS profile's static keys, credentials file first.
+func awsProfileKeys(p awsProfile) (credSource, bool) {
 	for _, f := range []struct {
 		path string
 		kv   map[string]string
@@ -189,17 +189,17 @@ func staticKeys(name, path string, kv map[string]string) (credSource, bool) {
 		return credSource{Static: &aws.Credentials{AccessKeyID: id, SecretAccessKey: secret,
 			SessionToken: kv["aws_session_token"], Source: "SharedConfigCredentials: " + path}}, true
 	case id != "":
-		return credSource{Err: fmt.Errorf("profile %q in %s has aws_access_key_id but no aws_secret_access_key",
+		return credSource{Err: fmt.Errorf("AWS profile %q in %s has aws_access_key_id but no aws_secret_access_key",
 			name, path)}, true
 	case secret != "":
-		return credSource{Err: fmt.Errorf("profile %q in %s has aws_secret_access_key but no aws_access_key_id",
+		return credSource{Err: fmt.Errorf("AWS profile %q in %s has aws_secret_access_key but no aws_access_key_id",
 			name, path)}, true
 	}
 	return credSource{}, false
 }
 
 // lookup finds a non-empty key, credentials file first, and says which file.
-func (p profile) lookup(key string) (string, bool) {
+func (p awsProfile) lookup(key string) (string, bool) {
 	if p.creds[key] != "" {
 		return p.credsFile, true
 	}
@@ -209,15 +209,15 @@ func (p profile) lookup(key string) (string, bool) {
 	return "", false
 }
 
-func (p profile) get(key string) string {
+func (p awsProfile) get(key string) string {
 	if v := p.creds[key]; v != "" {
 		return v
 	}
 	return p.config[key]
 }
 
-func (p profile) unsupported(file, key, what string) credSource {
-	return credSource{Err: fmt.Errorf("profile %q in %s uses %s (%s), which %s", p.name, file, key, what,
+func (p awsProfile) unsupported(file, key, what string) credSource {
+	return credSource{Err: fmt.Errorf("AWS profile %q in %s uses %s (%s), which %s", p.name, file, key, what,
 		unsupportedHint)}
 }
 

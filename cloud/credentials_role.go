@@ -6,12 +6,12 @@ import "fmt"
 // short bound does the same for a node's configuration).
 const maxSourceDepth = 4
 
-// profileRole is a profile with role_arn: the role assumed through STS over
+// awsProfileRole is an AWS profile with role_arn: the role assumed through STS over
 // web_identity_token_file, source_profile or credential_source, in the
 // SDK's order.
-func profileRole(env awsEnv, p profile, depth int) credSource {
+func awsProfileRole(env awsEnv, p awsProfile, depth int) credSource {
 	file, _ := p.lookup("role_arn")
-	origin := fmt.Sprintf("profile %q in %s", p.name, file)
+	origin := fmt.Sprintf("AWS profile %q in %s", p.name, file)
 	arn, session := p.get("role_arn"), p.get("role_session_name")
 	if tf := p.get("web_identity_token_file"); tf != "" {
 		return credSource{WebIdentity: &webIdentity{RoleARN: arn, SessionName: session, Origin: origin,
@@ -20,7 +20,7 @@ func profileRole(env awsEnv, p profile, depth int) credSource {
 	var src credSource
 	switch {
 	case p.get("source_profile") != "":
-		src = sourceProfile(env, p, depth)
+		src = sourceAWSProfile(env, p, depth)
 	case p.get("credential_source") != "":
 		src = credentialSource(env, p, origin)
 	default:
@@ -34,32 +34,32 @@ func profileRole(env awsEnv, p profile, depth int) credSource {
 		Source: &src, Origin: origin}}
 }
 
-// sourceProfile: the named profile's role (a chain) or its keys; a profile
+// sourceAWSProfile: the named AWS profile's role (a chain) or its keys; a profile
 // that names itself gives its own keys, as in the SDK.
-func sourceProfile(env awsEnv, p profile, depth int) credSource {
+func sourceAWSProfile(env awsEnv, p awsProfile, depth int) credSource {
 	name := p.get("source_profile")
 	src := p.sibling(name)
 	if src.config == nil && src.creds == nil {
-		return credSource{Err: fmt.Errorf("profile %q: source_profile %q is in neither %s nor %s", p.name, name,
+		return credSource{Err: fmt.Errorf("AWS profile %q: source_profile %q is in neither %s nor %s", p.name, name,
 			p.configFile, p.credsFile)}
 	}
 	if name != p.name {
 		if _, ok := src.lookup("role_arn"); ok {
 			if depth >= maxSourceDepth {
-				return credSource{Err: fmt.Errorf("profile %q: source_profile chain longer than %d", p.name, maxSourceDepth)}
+				return credSource{Err: fmt.Errorf("AWS profile %q: source_profile chain longer than %d", p.name, maxSourceDepth)}
 			}
-			return profileRole(env, src, depth+1)
+			return awsProfileRole(env, src, depth+1)
 		}
 	}
-	if keys, ok := profileKeys(src); ok {
+	if keys, ok := awsProfileKeys(src); ok {
 		return keys
 	}
-	return credSource{Err: fmt.Errorf("profile %q: source_profile %q has no aws_access_key_id and aws_secret_access_key",
+	return credSource{Err: fmt.Errorf("AWS profile %q: source_profile %q has no aws_access_key_id and aws_secret_access_key",
 		p.name, name)}
 }
 
 // credentialSource: Environment, Ec2InstanceMetadata or EcsContainer.
-func credentialSource(env awsEnv, p profile, origin string) credSource {
+func credentialSource(env awsEnv, p awsProfile, origin string) credSource {
 	switch cs := p.get("credential_source"); cs {
 	case "Environment":
 		id, secret := env.first("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), env.first("AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY")
@@ -67,7 +67,7 @@ func credentialSource(env awsEnv, p profile, origin string) credSource {
 			return credSource{Err: fmt.Errorf("%s: credential_source Environment but AWS_ACCESS_KEY_ID and "+
 				"AWS_SECRET_ACCESS_KEY are not both set", origin)}
 		}
-		return chooseCredentials(env, profile{})
+		return chooseCredentials(env, awsProfile{})
 	case "Ec2InstanceMetadata":
 		return credSource{}
 	case "EcsContainer":

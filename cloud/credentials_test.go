@@ -109,11 +109,11 @@ web_identity_token_file = `+tok+`
 [profile bare]
 role_arn = `+testRole+`
 `))
-	for profile, action := range map[string]string{"chained": "STS:AssumeRole", "web": "STS:AssumeRoleWithWebIdentity"} {
-		t.Setenv("AWS_PROFILE", profile)
+	for awsProfileName, action := range map[string]string{"chained": "STS:AssumeRole", "web": "STS:AssumeRoleWithWebIdentity"} {
+		t.Setenv("AWS_PROFILE", awsProfileName)
 		sim.ResetCounters()
 		if got := signedWith(t, sim); !strings.HasPrefix(got, "ASIA") || sim.Counters()[action] == 0 {
-			t.Errorf("profile %s: signed with %q, counters %v", profile, got, sim.Counters())
+			t.Errorf("profile %s: signed with %q, counters %v", awsProfileName, got, sim.Counters())
 		}
 	}
 	t.Setenv("AWS_PROFILE", "env")
@@ -173,7 +173,7 @@ func TestCredentialChainOrder(t *testing.T) {
 		"AWS_PROFILE":                        "p",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials",
 	}
-	prof := profile{name: "p", named: true, config: map[string]string{"aws_access_key_id": "PROF", "aws_secret_access_key": "x"}}
+	prof := awsProfile{name: "p", named: true, config: map[string]string{"aws_access_key_id": "PROF", "aws_secret_access_key": "x"}}
 	for _, step := range []struct {
 		drop []string
 		want string
@@ -187,7 +187,7 @@ func TestCredentialChainOrder(t *testing.T) {
 		for _, k := range step.drop {
 			delete(full, k)
 		}
-		p := profile{name: "default"}
+		p := awsProfile{name: "default"}
 		if full["AWS_PROFILE"] != "" {
 			p = prof
 		}

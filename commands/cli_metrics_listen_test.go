@@ -20,8 +20,8 @@ import (
 	"vpc-cni/store"
 )
 
-// loop is a running `vpcctl reconcile --every ... --metrics-listen`.
-type loop struct {
+// runningLoop is a running `vpcctl reconcile --every ... --metrics-listen`.
+type runningLoop struct {
 	cmd    *exec.Cmd
 	base   string      // http://host:port
 	lines  chan string // stdout's lines (beyond 1024 unread, dropped)
@@ -31,7 +31,7 @@ type loop struct {
 
 // startLoop starts the loop on an ephemeral port and returns once the
 // listener's line is on stderr; SIGTERM and a wait end it at cleanup.
-func startLoop(t *testing.T, env []string, dir string, args ...string) *loop {
+func startLoop(t *testing.T, env []string, dir string, args ...string) *runningLoop {
 	t.Helper()
 	l := startLoopOn(t, env, dir, "127.0.0.1:0", args...)
 	line := l.awaitLog(t, "vpcctl: serving /metrics and /healthz on ", 1)
@@ -40,11 +40,11 @@ func startLoop(t *testing.T, env []string, dir string, args ...string) *loop {
 }
 
 // startLoopOn starts the loop serving on listen and returns at once.
-func startLoopOn(t *testing.T, env []string, dir, listen string, args ...string) *loop {
+func startLoopOn(t *testing.T, env []string, dir, listen string, args ...string) *runningLoop {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hung loop fails the test, not CI
 	all := append([]string{"--state-dir", dir, "reconcile", "--metrics-listen", listen}, args...)
-	l := &loop{cmd: exec.CommandContext(ctx, vpcctl, all...)}
+	l := &runningLoop{cmd: exec.CommandContext(ctx, vpcctl, all...)}
 	l.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	out, err := l.cmd.StdoutPipe()
 	if err != nil {
@@ -85,7 +85,7 @@ func startLoopOn(t *testing.T, env []string, dir, listen string, args ...string)
 }
 
 // awaitLog waits until n stderr lines hold says and returns the nth.
-func (l *loop) awaitLog(t *testing.T, says string, n int) string {
+func (l *runningLoop) awaitLog(t *testing.T, says string, n int) string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -107,7 +107,7 @@ func (l *loop) awaitLog(t *testing.T, says string, n int) string {
 	}
 }
 
-func (l *loop) get(t *testing.T, path string) (int, string) {
+func (l *runningLoop) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(l.base + path)
@@ -123,7 +123,7 @@ func (l *loop) get(t *testing.T, path string) (int, string) {
 }
 
 // await polls path until ok holds for its answer, up to a deadline.
-func (l *loop) await(t *testing.T, path, what string, ok func(code int, body string) bool) string {
+func (l *runningLoop) await(t *testing.T, path, what string, ok func(code int, body string) bool) string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)

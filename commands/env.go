@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/cloud"
+	"vpc-cni/pass"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
@@ -145,23 +143,6 @@ func openState(c *cli.Context, mode openMode) (*store.Store, error) {
 	return openStore(c)
 }
 
-// exclusive bounds a command that rewrites the node (state rebuild,
-// migrate) by its --timeout and takes the reconcile lock, waiting up to that
-// timeout; release undoes both.
-func exclusive(c *cli.Context, st *store.Store) (ctx context.Context, release func(), err error) {
-	timeout := c.Duration("timeout")
-	ctx, cancel := passContext(c.Context, timeout)
-	unlock, held, err := st.LockReconcile(true, timeout)
-	if err == nil && !held {
-		err = errors.New("held too long by another process")
-	}
-	if err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("taking the reconcile lock %s: %v", st.ReconcileLockPath(), err)
-	}
-	return ctx, func() { unlock(); cancel() }, nil
-}
-
 // configFlag names the configuration file every vpc-cni process reads.
 func configFlag() cli.Flag {
 	return &cli.StringFlag{
@@ -191,54 +172,8 @@ func newRunner(ctx context.Context, st *store.Store, in settings.Inputs) (*recon
 func runnerFor(ctx context.Context, st *store.Store, in settings.Inputs) func() (*reconcile.Runner, error) {
 	return func() (*reconcile.Runner, error) {
 		r, err := newRunner(ctx, st, in)
-		return r, classifyRunError(ctx, err)
+		return r, pass.Classify(ctx, err)
 	}
-}
-
-// warnChanges says on stderr which knobs this command's environment makes
-// act differently from the last pass (normally the timer's, which reads the
-// file): a hand-run command would otherwise quietly undo the timer's work.
-func warnChanges(c *cli.Context, rep *reconcile.Report) {
-	if rep == nil {
-		return
-	}
-	for _, ch := range settings.FromEnvironment(rep.Changed) {
-		stderrLine(c, slog.LevelWarn, fmt.Sprintf("warning: %s; this pass acts on %s from the environment (unset it to act as the timer does)",
-			ch, ch.Name))
-	}
-}
-
-// passDeadline is the cause a pass's context carries when its --timeout
-// runs out, so that the error names that deadline and not a per-attempt
-// HTTP timeout (cloud.AttemptTimeoutError), which reads the same to the SDK.
-type passDeadline struct{ timeout time.Duration }
-
-func (p passDeadline) Error() string {
-	return fmt.Sprintf("the pass's --timeout of %s ran out", p.timeout)
-}
-
-// passContext bounds a pass (lock wait, EC2 and IMDS calls, retries) by its
-// --timeout.
-func passContext(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(parent, timeout, passDeadline{timeout})
-}
-
-// classifyRunError turns a reconcile failure into the CLI's exit code. A
-// failure on the pass's own deadline (ctx from passContext) says so and
-// suggests a longer --timeout; a per-attempt timeout keeps its own words.
-func classifyRunError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if reconcile.IsConfigError(err) {
-		return asUsage(err)
-	}
-	var pd passDeadline
-	var attempt *cloud.AttemptTimeoutError
-	if ctx.Err() != nil && errors.As(context.Cause(ctx), &pd) && !errors.As(err, &attempt) {
-		return fmt.Errorf("%s: %w (raise --timeout?)", pd, err)
-	}
-	return err
 }
 
 // vethPrefix is AWS_VPC_K8S_CNI_VETHPREFIX as every process resolves it: the

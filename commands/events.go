@@ -49,41 +49,12 @@ second) until interrupted: one table row, or with -o json one JSON object, per e
 	}
 }
 
-// followPoll is how often --follow reads the state file: one short read
-// transaction, as any status command.
-const followPoll = time.Second
-
-// followEvents prints the newest events, then every new one, until SIGINT or
-// SIGTERM. A state file replaced by a rebuild starts its numbering again:
-// its events are new.
+// followEvents prints status.FollowEvents until SIGINT or SIGTERM.
 func followEvents(c *cli.Context, st *store.Store) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f, _ := format(c)
-	var last uint64
-	for first := true; ; first = false {
-		out, err := status.LoadEvents(st, c.Int("limit"))
-		if err != nil {
-			return err
-		}
-		if n := len(out.Events); n > 0 && out.Events[n-1].Seq < last {
-			last = 0
-		}
-		for _, e := range out.Events {
-			if e.Seq <= last && !first {
-				continue
-			}
-			last = e.Seq
-			if err := printEvent(c, f, e); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(followPoll):
-		}
-	}
+	return status.FollowEvents(ctx, st, c.Int("limit"), func(e status.EventView) error { return printEvent(c, f, e) })
 }
 
 func printEvent(c *cli.Context, format string, e status.EventView) error {

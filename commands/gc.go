@@ -1,15 +1,12 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/podgc"
-	"vpc-cni/store"
 
 	"vpc-cni/internal/printers"
 )
@@ -48,11 +45,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			rep, err := runGC(st, prefix, c.Bool("dry-run"))
+			rep, err := podgc.Collect(st, prefix, c.Bool("dry-run"))
 			if err != nil {
 				return err
 			}
-			if err := render(c, rep, func(t *printers.Table) { gcRows(t, rep, c.Bool("dry-run")) }); err != nil {
+			if err := render(c, rep, func(t *printers.Table) { rep.Rows(t, c.Bool("dry-run")) }); err != nil {
 				return err
 			}
 			if len(rep.Failed) > 0 {
@@ -60,36 +57,5 @@ Examples:
 			}
 			return nil
 		},
-	}
-}
-
-// runGC treats a never-initialised state dir as nothing to collect.
-func runGC(st *store.Store, prefix string, dryRun bool) (podgc.Report, error) {
-	rep, err := podgc.Run(st, podgc.Kernel{VethPrefix: prefix}, dryRun, time.Now())
-	if errors.Is(err, store.ErrNotInitialized) {
-		return rep, nil
-	}
-	return rep, err
-}
-
-func gcRows(t *printers.Table, rep podgc.Report, dryRun bool) {
-	verb := "REMOVED"
-	if dryRun {
-		verb = "WOULD REMOVE"
-	}
-	if len(rep.Released) == 0 && len(rep.Leftovers) == 0 {
-		t.Row("GC", "nothing to collect")
-	}
-	for _, r := range rep.Released {
-		t.Row(verb, "assignment "+r)
-	}
-	for _, l := range rep.Leftovers {
-		t.Row(verb, l)
-	}
-	for _, u := range rep.Unowned {
-		t.Row("KEPT", u+": a running pod's, with no assignment (vpcctl state rebuild restores it)")
-	}
-	for _, f := range rep.Failed {
-		t.Row("FAILED", f)
 	}
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/iamcheck"
 	"vpc-cni/install"
-	"vpc-cni/reconcile"
+	"vpc-cni/pass"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -116,42 +115,20 @@ func summarise(c *cli.Context, rep install.Report, err error) error {
 func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pass, error) {
 	return func(st *store.Store, knobs settings.Inputs) (install.Pass, error) {
 		timeout := c.Duration("timeout")
-		ctx, cancel := passContext(c.Context, timeout)
+		ctx, cancel := pass.Context(c.Context, timeout)
 		defer cancel()
 		unlock, _, err := st.LockReconcile(true, timeout)
 		if err != nil {
 			return install.Pass{}, fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
 		}
-		rep, err := passRecovering(ctx, c, st, knobs, reconcile.Options{}) // a lost state is rebuilt, never adopted as free
+		rep, err := pass.Recovering(ctx, st, knobs, passOptions(c)) // a lost state is rebuilt, never adopted as free
 		unlock()
 		if err != nil {
 			return install.Pass{}, fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; "+
-				"fix it and run vpcctl install again", classifyRunError(ctx, err))
+				"fix it and run vpcctl install again", pass.Classify(ctx, err))
 		}
-		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: passChanged(rep)}, nil
+		return install.Pass{Calls: rep.Calls, Failed: rep.Failed, Acted: pass.Changed(rep)}, nil
 	}
-}
-
-// changeKinds are the findings that record a change to the node's state;
-// the others (kept, provisioning off, no prefix delegation) say what stayed.
-var changeKinds = map[string]bool{"adopted-block": true, "adopted-eni": true, "dropped-block": true, "dropped-eni": true,
-	"ipv6-prefix-repaired": true, "leaked-eni": true, "lost-assignment": true}
-
-// passChanged says whether install's pass changed the node: an EC2 call
-// that mutates, or a finding of a change. A failure (host setup on an ENI
-// with no link yet) is reported, not counted as a change.
-func passChanged(rep *reconcile.Report) bool {
-	for _, f := range rep.Findings {
-		if changeKinds[f.Kind] {
-			return true
-		}
-	}
-	for _, c := range rep.Calls {
-		if !strings.HasPrefix(c, "Describe") {
-			return true
-		}
-	}
-	return false
 }
 
 // installIAMCheck is doctor --iam on the installed configuration, bounded

@@ -1,16 +1,12 @@
 package commands
 
 import (
-	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/maxpods"
-	"vpc-cni/store"
 )
 
 func maxPodsCommand() *cli.Command {
@@ -52,76 +48,30 @@ Examples:
 				}
 				fmt.Fprintf(c.App.ErrWriter, "%s %s: maxPods %d\n", map[bool]string{true: "wrote", false: "unchanged"}[changed], path, rep.MaxPods)
 			}
-			return render(c, rep, func(t *printers.Table) { maxPodsRows(t, rep, c.String("output") == "wide") })
+			return render(c, rep, func(t *printers.Table) { rep.Rows(t, c.String("output") == "wide") })
 		},
 	}
 }
 
-// maxPodsReport is the offline report with --instance-type, else the node's.
+// maxPodsReport is the offline report with --instance-type, IMDS's
+// instance's with --from-imds, else the node's.
 func maxPodsReport(c *cli.Context) (maxpods.Report, error) {
 	if _, err := format(c); err != nil {
 		return maxpods.Report{}, err
 	}
-	if typ := c.String("instance-type"); typ != "" {
-		in, err := knobInputs(c)
+	if c.String("instance-type") == "" && !c.Bool("from-imds") {
+		s, err := start(c, readOnly)
 		if err != nil {
 			return maxpods.Report{}, err
 		}
-		return maxpods.Offline(typ, in)
+		return maxpods.Online(s.st, s.in)
 	}
-	if c.Bool("from-imds") {
-		return maxPodsFromIMDS(c)
-	}
-	s, err := start(c, readOnly)
-	if err != nil {
-		return maxpods.Report{}, err
-	}
-	return maxpods.Online(s.st, s.in)
-}
-
-func maxPodsRows(t *printers.Table, r maxpods.Report, wide bool) {
-	cp := r.Capacity
-	t.Row("MAX PODS", fmt.Sprint(r.MaxPods))
-	t.Row("INSTANCE", fmt.Sprintf("%s (%s): %d ENIs on card 0 x %d IPv4 per ENI", r.InstanceType, r.Source, r.Limits.MaxENIs, r.Limits.IPv4PerENI))
-	t.Row("MODE", cp.Mode)
-	if cp.Formula > 0 {
-		t.Row("FORMULA", fmt.Sprintf("%d ENIs x %d slots x %d = %d addresses, + %d host-network pods = %d",
-			cp.ENIs, cp.SlotsPerENI, cp.PerSlot, cp.Addresses, cp.HostNetwork, cp.Formula))
-	}
-	if cp.Cap > 0 {
-		t.Row("CAP", fmt.Sprintf("%d (%s)", cp.Cap, cp.CapWhy))
-	}
-	for _, n := range cp.Notes {
-		t.Row("NOTE", n)
-	}
-	if wide {
-		for _, id := range r.NotOurs {
-			t.Row("NOT OURS", id)
-		}
-		t.Row("KARPENTER", fmt.Sprintf("%s: %d", r.Karpenter.Field, r.MaxPods))
-		t.Row("NODEADM", fmt.Sprintf("%s: %d", r.Nodeadm.Field, r.MaxPods))
-		if r.Limits.VCPUs > 0 {
-			t.Row("VCPUS", fmt.Sprint(r.Limits.VCPUs))
-		}
-		t.Row("HYPERVISOR", strings.TrimSpace(printers.Dash(r.Hypervisor)))
-	}
-}
-
-// maxPodsFromIMDS is --from-imds: a state file that is missing, or cannot
-// be read, leaves the built-in table for IMDS's instance type.
-func maxPodsFromIMDS(c *cli.Context) (maxpods.Report, error) {
 	in, err := knobInputs(c)
 	if err != nil {
 		return maxpods.Report{}, err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, maxPodsIMDSTimeout)
-	defer cancel()
-	st, err := store.Open(stateDir(c), store.Options{ReadOnly: true})
-	if err != nil {
-		st = nil // no state (an image), or unreadable: IMDS's type alone
+	if typ := c.String("instance-type"); typ != "" {
+		return maxpods.Offline(typ, in)
 	}
-	return maxpods.ThisInstance(ctx, st, in)
+	return maxpods.ThisInstanceAt(c.Context, stateDir(c), in)
 }
-
-// maxPodsIMDSTimeout bounds --from-imds's IMDS reads.
-const maxPodsIMDSTimeout = 30 * time.Second

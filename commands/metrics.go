@@ -1,14 +1,12 @@
 package commands
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/metrics"
 	"vpc-cni/status"
-	"vpc-cni/store"
 )
 
 // metricsFileFlag names the textfile-collector file reconcile refreshes.
@@ -40,24 +38,5 @@ func metricsCommand() *cli.Command {
 			}
 			return metrics.Render(c.App.Writer, in)
 		},
-	}
-}
-
-// writeMetricsAfterPass refreshes the metrics file; a failure is reported, not fatal.
-func writeMetricsAfterPass(c *cli.Context, st *store.Store) {
-	path := c.String("metrics-file")
-	if path == "" {
-		return
-	}
-	knobs, err := knobInputs(c)
-	var in metrics.Input
-	if err == nil {
-		in, err = status.MetricsInput(st, knobs, time.Now())
-	}
-	if err == nil {
-		err = metrics.WriteFile(path, in)
-	}
-	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "vpcctl: metrics: %v\n", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"vpc-cni/internal/awsnode"
 	"vpc-cni/internal/printers"
 	"vpc-cni/migrate"
+	"vpc-cni/pass"
 )
 
 func migrateCommand() *cli.Command {
@@ -77,7 +78,7 @@ func migrateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, release, err := exclusive(c, s.st)
+	ctx, release, err := pass.Exclusive(c.Context, s.st, c.Duration("timeout"))
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/hostnet"
 	"vpc-cni/internal/printers"
+	"vpc-cni/noderules"
 	"vpc-cni/pool"
-	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/status"
 	"vpc-cni/store"
@@ -57,22 +56,13 @@ func nodeRulesStatus(c *cli.Context) error {
 	return nil
 }
 
-// removeNodeRules deletes the rules, under the reconcile lock, in the
-// node's namespace only, naming each it removed.
+// removeNodeRules deletes the rules (noderules.Remove), naming each.
 func removeNodeRules(c *cli.Context) error {
 	st, err := openStore(c)
 	if err != nil {
 		return err
 	}
-	unlock, _, err := st.LockReconcile(true, 0)
-	if err != nil {
-		return fmt.Errorf("taking the reconcile lock: %w", err)
-	}
-	defer unlock()
-	if err := inNodeNamespace(st); err != nil {
-		return err
-	}
-	removed, err := hostnet.Remove()
+	removed, err := noderules.Remove(st)
 	for _, r := range removed {
 		fmt.Fprintln(c.App.Writer, "removed", r)
 	}
@@ -103,39 +93,17 @@ func learntPool(c *cli.Context) (store.Node, pool.Snapshot, error) {
 	return status.LearntPool(st)
 }
 
-// inNodeNamespace refuses to run where no link has the learnt primary ENI's
-// MAC: rules removed in another namespace are not the node's.
-func inNodeNamespace(st *store.Store) error {
-	node, err := status.LearntNode(st)
-	if err != nil {
-		return err
-	}
-	link, err := hostnet.PrimaryLink(node.PrimaryMAC)
-	if err != nil {
-		return fmt.Errorf("looking for the primary ENI's link: %w", err)
-	}
-	if link == "" {
-		return fmt.Errorf("no link here has the primary ENI's MAC %s: this is not the node's network namespace, whose rules stay (run it in the node's namespace)", node.PrimaryMAC)
-	}
-	return nil
-}
-
-// setNodeSysctls sets the node's sysctls; a namespace without the primary
-// ENI's link is not this node's to set.
+// setNodeSysctls sets the node's sysctls (noderules.Sysctls), naming each.
 func setNodeSysctls(c *cli.Context) error {
 	node, snap, in, err := learntRulesInputs(c)
 	if err != nil {
 		return err
 	}
-	cfg, err := reconcile.NodeRulesConfig(node, snap, in)
-	if err != nil {
-		return err
-	}
-	if cfg.PrimaryIf == "" {
+	set, here, err := noderules.Sysctls(node, snap, in)
+	if err == nil && !here {
 		fmt.Fprintln(c.App.Writer, "not managed here: no link has the primary ENI's MAC "+node.PrimaryMAC)
 		return nil
 	}
-	set, err := hostnet.EnsureSysctls(cfg)
 	for _, s := range set {
 		fmt.Fprintln(c.App.Writer, "set        "+s)
 	}

@@ -1,17 +1,13 @@
 package commands
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
-	"vpc-cni/store"
+	"vpc-cni/warm"
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/status"
@@ -25,21 +21,10 @@ func poolCommand() *cli.Command {
 	}
 }
 
-// targetFlags maps each `pool warm` flag to the knob it overrides.
-var targetFlags = []struct {
-	flag, knob string
-	field      func(*settings.Overrides) **int
-}{
-	{"ip-target", settings.WarmIPTarget, func(o *settings.Overrides) **int { return &o.WarmIP }},
-	{"min-ip-target", settings.MinIPTarget, func(o *settings.Overrides) **int { return &o.MinIP }},
-	{"eni-target", settings.WarmENITarget, func(o *settings.Overrides) **int { return &o.WarmENI }},
-	{"prefix-target", settings.WarmPrefixTarget, func(o *settings.Overrides) **int { return &o.WarmPrefix }},
-}
-
 func poolWarmCommand() *cli.Command {
 	var flags []cli.Flag
-	for _, tf := range targetFlags {
-		flags = append(flags, &cli.IntFlag{Name: tf.flag, Usage: "persist " + tf.knob + " for this node", DefaultText: "unchanged"})
+	for _, t := range warm.Targets {
+		flags = append(flags, &cli.IntFlag{Name: t.Flag, Usage: "persist " + t.Knob + " for this node", DefaultText: "unchanged"})
 	}
 	flags = append(flags,
 		&cli.BoolFlag{Name: "reset", Usage: "drop every persisted override (the environment and defaults apply again)"},
@@ -81,133 +66,39 @@ func poolWarm(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureState(c, s); err != nil {
-		return fmt.Errorf("pool warm: nothing saved: %w", err)
-	}
-	eff, err := persistOverrides(s.st, s.in, given, c.Bool("reset"))
-	if err != nil {
-		return err
-	}
-	var rep *reconcile.Report
+	o := warm.Options{Given: given, Reset: c.Bool("reset"), Timeout: c.Duration("timeout"), CNICacheDir: cniCacheDir(c),
+		NewRunner: newRunner}
 	if !c.Bool("no-reconcile") {
-		if rep, err = runReconcile(c, false, true); err != nil {
-			return fmt.Errorf("pool warm: saved %s (it stays in force; the next reconcile acts on it), "+
-				"but reconciling now failed: %w", describeOverrides(given, c.Bool("reset")), err)
-		}
+		o.Reconcile = func() (*reconcile.Report, error) { return runReconcile(c, false, true) }
 	}
-	view, err := status.Load(s.st, s.in, time.Now())
+	out, err := warm.Run(c.Context, s.st, s.in, o)
 	if err != nil {
 		return err
 	}
-	return renderWarm(c, eff, rep, view)
-}
-
-// renderWarm shows the knobs saved, the pass run, and the pool after it.
-func renderWarm(c *cli.Context, eff settings.Effective, rep *reconcile.Report, view status.PoolStatus) error {
-	out := struct {
-		Knobs     []settings.Value  `json:"knobs"`
-		Reconcile *reconcile.Report `json:"reconcile,omitempty"`
-		Pool      status.PoolStatus `json:"pool"`
-	}{eff.Values, rep, view}
 	return render(c, out, func(t *printers.Table) {
-		if rep != nil {
-			status.ReportRows(t, rep)
+		if out.Reconcile != nil {
+			status.ReportRows(t, out.Reconcile)
 			t.Blank()
 		}
-		if view.Initialized {
-			status.Table(t, view) // ends with every knob and its source
+		if out.Pool.Initialized {
+			status.Table(t, out.Pool) // ends with every knob and its source
 			return
 		}
-		status.KnobRows(t, "", status.Knobs(eff.Values, nil))
+		status.KnobRows(t, "", status.Knobs(out.Knobs, nil))
 	})
-}
-
-// describeOverrides names what pool warm saved: "WARM_IP_TARGET=4", "the reset".
-func describeOverrides(given settings.Overrides, reset bool) string {
-	var parts []string
-	if reset {
-		parts = append(parts, "the reset of every override")
-	}
-	for _, tf := range targetFlags {
-		if v := *tf.field(&given); v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%d", tf.knob, *v))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 func overridesFromFlags(c *cli.Context) (settings.Overrides, error) {
 	var o settings.Overrides
-	for _, tf := range targetFlags {
-		if !c.IsSet(tf.flag) {
+	for _, t := range warm.Targets {
+		if !c.IsSet(t.Flag) {
 			continue
 		}
-		n := c.Int(tf.flag)
+		n := c.Int(t.Flag)
 		if n < 0 {
-			return o, usagef("--%s %d: must be 0 or more", tf.flag, n)
+			return o, usagef("--%s %d: must be 0 or more", t.Flag, n)
 		}
-		*tf.field(&o) = &n
+		*t.Field(&o) = &n
 	}
 	return o, nil
-}
-
-// persistOverrides validates the new overrides against the whole
-// configuration before writing them, so a bad combination changes nothing.
-func persistOverrides(st *store.Store, in settings.Inputs, given settings.Overrides, reset bool) (settings.Effective, error) {
-	var eff settings.Effective
-	err := st.Update(func(tx *store.Tx) error {
-		s, err := tx.Settings()
-		if err != nil {
-			return err
-		}
-		merged := s.Overrides
-		if reset {
-			merged = settings.Overrides{}
-		}
-		for _, tf := range targetFlags {
-			if v := *tf.field(&given); v != nil {
-				*tf.field(&merged) = v
-			}
-		}
-		if eff, err = settings.Resolve(merged, in); err != nil {
-			return asUsage(err)
-		}
-		s.Overrides = merged
-		s.UpdatedAt = time.Now()
-		return tx.PutSettings(s)
-	})
-	if err != nil {
-		return eff, fmt.Errorf("pool warm: %w", err)
-	}
-	return eff, nil
-}
-
-// ensureState gives a node without a state file one before the overrides
-// are written (rebuild.Ensure, under the reconcile lock): lost state is
-// rebuilt, a new node gets an empty file. A node with a file pays one read.
-func ensureState(c *cli.Context, s session) error {
-	if err := s.st.View(func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrNotInitialized) {
-		return err
-	}
-	timeout := c.Duration("timeout")
-	ctx, cancel := passContext(c.Context, timeout)
-	defer cancel()
-	unlock, held, err := s.st.LockReconcile(true, timeout)
-	if err == nil && !held {
-		err = errors.New("held too long by another process")
-	}
-	if err != nil {
-		return fmt.Errorf("taking the reconcile lock %s: %w", s.st.ReconcileLockPath(), err)
-	}
-	defer unlock()
-	prefix, err := settings.VethPrefixOf(s.in)
-	if err != nil {
-		return asUsage(err)
-	}
-	_, lost, err := rebuild.Ensure(ctx, s.st, rebuild.Options{CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
-		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, s.st, s.in) }})
-	if err != nil && lost.Pods > 0 {
-		return fmt.Errorf("%s; rebuilding it failed: %w", lost.Message(), err)
-	}
-	return err
 }

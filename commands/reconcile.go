@@ -1,25 +1,16 @@
 package commands
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/plugin"
-	"vpc-cni/podgc"
-	"vpc-cni/rebuild"
+	"vpc-cni/pass"
 	"vpc-cni/reconcile"
-	"vpc-cni/settings"
-	"vpc-cni/store"
 
-	"vpc-cni/internal/nice"
 	"vpc-cni/internal/printers"
-	"vpc-cni/internal/usage"
 	"vpc-cni/status"
 )
 
@@ -92,7 +83,7 @@ func reconcilePass(c *cli.Context) error {
 		return err
 	}
 	if summary {
-		printSummary(c, summaryLine(rep))
+		printSummary(c, pass.Summary(rep))
 		return err
 	}
 	if rep != nil && (err == nil || rep.Plan.Figures.Policy != "") { // a pass that failed before planning has no plan to show
@@ -103,16 +94,8 @@ func reconcilePass(c *cli.Context) error {
 	return err
 }
 
-// runReconcile takes the lock (unless dry-run) and makes one pass. A held
-// lock without --wait is not a failure: the other pass does the work.
+// runReconcile is one pass (pass.Run), or with dryRun one planned in memory.
 func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) {
-	if c.Bool("refill") {
-		// The plugin niced this process's first thread; every other one
-		// follows, whatever the runtime started before that.
-		if err := nice.Self(plugin.RefillNice); err != nil {
-			slog.Warn("refill not reniced", "err", err)
-		}
-	}
 	mode := writable
 	if dryRun {
 		mode = readOnly
@@ -121,159 +104,48 @@ func runReconcile(c *cli.Context, dryRun, wait bool) (*reconcile.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	st := s.st
-	ctx, cancel := passContext(c.Context, c.Duration("timeout"))
+	ctx, cancel := pass.Context(c.Context, c.Duration("timeout"))
 	defer cancel()
-	if c.Bool("refill") {
-		gatherBurst(ctx, st)
-	}
+	o := passOptions(c)
+	o.Wait = wait
 	if dryRun {
-		return dryRunPass(ctx, c, s)
+		return pass.DryRun(ctx, s.st, s.in, o)
 	}
-	unlock, run, err := holdLock(c, st, wait)
+	return pass.Run(ctx, s.st, s.in, o)
+}
+
+// passOptions are a pass's options from c's flags.
+func passOptions(c *cli.Context) pass.Options {
+	return pass.Options{Timeout: c.Duration("timeout"), Refill: c.Bool("refill"), CNICacheDir: cniCacheDir(c),
+		MetricsFile: c.String(metricsFileFlag.Name), NewRunner: newRunner,
+		Log: func(level slog.Level, msg string) { stderrLine(c, level, msg) }}
+}
+
+// dryRunFresh is `reconcile --dry-run` on a node without state (pass.Fresh).
+// handled is false when the node has state: the usual dry run runs.
+func dryRunFresh(c *cli.Context) (handled bool, err error) {
+	in, err := knobInputs(c)
 	if err != nil {
-		recordStopped(c, st, err)
+		return true, err
 	}
-	if err != nil || !run {
-		return nil, err
+	ctx, cancel := pass.Context(c.Context, c.Duration("timeout"))
+	defer cancel()
+	fp, err := pass.Fresh(ctx, stateDir(c), in, passOptions(c))
+	switch {
+	case err != nil:
+		return true, err
+	case fp == nil:
+		return false, nil
+	case c.Bool("log-summary"):
+		status.LogSummary(fp.Report)
+		return true, nil
+	case c.String("output") == summaryFormat:
+		fmt.Fprintln(c.App.Writer, pass.Summary(fp.Report))
+		return true, nil
 	}
-	defer unlock()
-	return lockedPass(ctx, c, s)
-}
-
-// dryRunPass plans in memory and changes nothing.
-func dryRunPass(ctx context.Context, c *cli.Context, s session) (*reconcile.Report, error) {
-	runner, err := newRunner(ctx, s.st, s.in) // per-attempt HTTP timeouts come from ctx's deadline
-	if err != nil {
-		return nil, classifyRunError(ctx, err)
-	}
-	rep, err := runner.Run(ctx, reconcile.Options{DryRun: true})
-	warnChanges(c, rep)
-	return rep, classifyRunError(ctx, err)
-}
-
-// lockedPass is a pass with the reconcile lock held, then gc and metrics. A
-// pass stopped before it began (a bad value) is recorded like a failed pass,
-// and gc, which reads the same value, is not run; a report with FAILED
-// steps is the exit status too, so a timer or a script sees it.
-func lockedPass(ctx context.Context, c *cli.Context, s session) (*reconcile.Report, error) {
-	rep, err := passRecovering(ctx, c, s.st, s.in, reconcile.Options{})
-	if rep == nil && err != nil {
-		recordStopped(c, s.st, err)
-		return nil, classifyRunError(ctx, err)
-	}
-	warnChanges(c, rep)
-	collectGarbage(c, s.st)
-	writeMetricsAfterPass(c, s.st)
-	if err == nil && rep != nil && len(rep.Failed) > 0 {
-		return rep, fmt.Errorf("the pass ended with %s: %s", printers.Plural(len(rep.Failed), "failed step", "failed steps"),
-			strings.Join(rep.Failed, "; "))
-	}
-	return rep, classifyRunError(ctx, err)
-}
-
-// recordStopped leaves the trace of a pass that did not start; failing to
-// leave it is said, not fatal.
-func recordStopped(c *cli.Context, st *store.Store, err error) {
-	if usage.Is(err) {
-		err = reconcile.ConfigError{Err: err} // a bad value, wherever it was read
-	}
-	if rerr := reconcile.RecordStopped(st, err, time.Now()); rerr != nil {
-		stderrLine(c, slog.LevelWarn, "recording the stopped pass: "+rerr.Error())
-	}
-}
-
-// holdLock takes the reconcile lock for a pass. run is false when no pass
-// is due: another reconcile holds the lock, or the refill this process was
-// started for has been served (the lock is then released at once).
-func holdLock(c *cli.Context, st *store.Store, wait bool) (unlock func(), run bool, err error) {
-	unlock, held, err := st.LockReconcile(wait, c.Duration("timeout"))
-	if err != nil {
-		return nil, false, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
-	}
-	if !held && wait {
-		return nil, false, fmt.Errorf("%w %s for all of --timeout %s; this pass did not run",
-			reconcile.ErrLockHeld, st.ReconcileLockPath(), c.Duration("timeout"))
-	}
-	if !held {
-		stderrLine(c, slog.LevelInfo, "another reconcile holds the lock; it will do the work (use --wait to queue)")
-		return nil, false, nil
-	}
-	if c.Bool("refill") && refillServed(st) {
-		slog.Info("refill already served by a pass that planned since it was claimed; lock released at once", "pid", os.Getpid())
-		unlock()
-		return nil, false, nil
-	}
-	return unlock, true, nil
-}
-
-// gatherBurst holds the detached refill back, the lock not taken, while the
-// burst that started it goes on (store.RefillQuiet, store.RefillGather).
-func gatherBurst(ctx context.Context, st *store.Store) {
-	for {
-		var wait time.Duration
-		if err := st.View(func(tx *store.Tx) error { wait = tx.RefillWait(time.Now()); return nil }); err != nil || wait <= 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-// refillServed: no refill claim stands any more, so a pass planned after
-// the ADD that started this one; a pass here would find nothing to do and
-// hold the lock that waiting ADDs want.
-func refillServed(st *store.Store) bool {
-	claimed := true
-	err := st.View(func(tx *store.Tx) error { claimed = tx.RefillClaimed(time.Now()); return nil })
-	return err == nil && !claimed
+	return true, render(c, fp, func(t *printers.Table) { status.FirstPassRows(t, fp) })
 }
 
 func renderReport(c *cli.Context, rep *reconcile.Report) error {
 	return render(c, rep, func(t *printers.Table) { status.ReportRows(t, rep) })
-}
-
-// passRecovering runs a pass through rebuild.Pass: a lost state file is
-// rebuilt (from EC2, or IMDS in IMDS-only mode, and the kernel) before the
-// pass plans, so no running pod's address is planned as free. The caller
-// holds the reconcile lock.
-func passRecovering(ctx context.Context, c *cli.Context, st *store.Store, in settings.Inputs, opts reconcile.Options) (*reconcile.Report, error) {
-	prefix, err := settings.VethPrefixOf(in)
-	if err != nil {
-		return nil, asUsage(err)
-	}
-	rep, rebuilt, lost, err := rebuild.Pass(ctx, st, rebuild.PassOptions{Pass: opts, Options: rebuild.Options{
-		CNICacheDir: cniCacheDir(c), VethPrefix: prefix,
-		NewRunner: func() (*reconcile.Runner, error) { return newRunner(ctx, st, in) }}})
-	if rebuilt != nil {
-		stderrLine(c, slog.LevelWarn, fmt.Sprintf("%s wiring found with no state: rebuilt from EC2 and the kernel, %s restored",
-			printers.Plural(lost.Pods, "running pod's", "running pods'"), printers.Plural(rebuilt.Restored(), "pod", "pods")))
-		for _, f := range rebuilt.Failed {
-			stderrLine(c, slog.LevelWarn, "rebuild: "+f)
-		}
-	}
-	return rep, err
-}
-
-// collectGarbage runs gc after a pass; its failures are reported, not fatal.
-func collectGarbage(c *cli.Context, st *store.Store) {
-	in, err := knobInputs(c)
-	prefix := ""
-	if err == nil {
-		prefix, err = vethPrefix(in)
-	}
-	gc := podgc.Report{}
-	if err == nil {
-		gc, err = runGC(st, prefix, false)
-	}
-	if err != nil {
-		stderrLine(c, slog.LevelWarn, "gc after reconcile: "+err.Error())
-		return
-	}
-	for _, f := range gc.Failed {
-		stderrLine(c, slog.LevelWarn, "gc: "+f)
-	}
 }

@@ -1,17 +1,13 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -119,9 +115,9 @@ func simCallsCommand() *cli.Command {
 			if c.String("url") == "" {
 				return usagef("sim calls: give --url or set AWS_ENDPOINT_URL_EC2")
 			}
-			counts, err := fetchCounters(c.String("url"))
+			counts, err := ec2sim.FetchCounters(c.String("url"))
 			if err != nil {
-				return err
+				return fmt.Errorf("sim calls: %w", err)
 			}
 			return render(c, counts, func(t *printers.Table) {
 				keys := make([]string, 0, len(counts))
@@ -136,22 +132,4 @@ func simCallsCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-func fetchCounters(url string) (map[string]int, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(strings.TrimRight(url, "/") + "/_sim/counters")
-	if err != nil {
-		return nil, fmt.Errorf("sim calls: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("sim calls: %s answered %s", url, resp.Status)
-	}
-	counts := map[string]int{}
-	if err := json.Unmarshal(body, &counts); err != nil {
-		return nil, fmt.Errorf("sim calls: reading the counters: %w", err)
-	}
-	return counts, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/printers"
+	"vpc-cni/pass"
 	"vpc-cni/rebuild"
 )
 
@@ -59,7 +60,7 @@ func rebuildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, release, err := exclusive(c, s.st)
+	ctx, release, err := pass.Exclusive(c.Context, s.st, c.Duration("timeout"))
 	if err != nil {
 		return err
 	}

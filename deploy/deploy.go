@@ -24,6 +24,11 @@ var MaxPodsService string
 //go:embed config.example
 var ConfigExample string
 
+// BashCompletion is `vpcctl completion bash`'s script (zsh runs it too).
+//
+//go:embed vpcctl.bash
+var BashCompletion string
+
 // IAMPolicy is the node role's policy: exactly the EC2 actions the code
 // calls (a test holds it to the code), grouped in statements.
 //

@@ -11,7 +11,7 @@ import (
 	"vpc-cni/store"
 )
 
-// chainList is the conflist of the issue: vpc-cni, then portmap, bandwidth
+// chainList is the chained conflist: vpc-cni, then portmap, bandwidth
 // and tuning, each with what it needs from our result.
 func (w *world) chainList(extra map[string]any) map[string]any {
 	return conflist(w.conf(extra),

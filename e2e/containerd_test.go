@@ -99,8 +99,8 @@ func (w *world) assertNotRouted(a store.Assignment) {
 }
 
 // assertCRIPods: distinct addresses held by the pods containerd named, the
-// CRI plugin reports the same address, and each pod is wired as DESIGN §7
-// says (host veth named from the pod's namespace and name).
+// CRI plugin reports the same address, and each pod is wired as
+// docs/networking.md says (host veth named from the pod's namespace and name).
 func (w *world) assertCRIPods(pods []*criPod) map[string]store.Assignment {
 	w.tb.Helper()
 	held := w.assignmentsByKey()

@@ -9,7 +9,7 @@ import (
 // NETWORK_POLICY_ENFORCING_MODE=standard against the stand-in agent
 // (testdata/npagent, the reference's generated server) and with the mode
 // off, rounds alternated. It reports the median cost of the agent's calls:
-// the target is a few ms at most.
+// the target is a few ms at most.
 func BenchmarkPolicyChurn(b *testing.B) {
 	w := warmWorld(b)
 	dir := installPlugins(b)

@@ -57,7 +57,7 @@ func newOthersNode(t *testing.T, env []string) *othersNode {
 	return n
 }
 
-// TestNotOursENIsAreLeftAlone is issue 17's "Done when": the ENIs that are
+// TestNotOursENIsAreLeftAlone: the ENIs that are
 // not vpc-cni's give no pod an address, keep their addresses, tags and
 // attachments (no EC2 call names them), get no table, rule or address in
 // the node's kernel, and count in the ENI limit and max pods; the untagged

@@ -7,7 +7,7 @@ import (
 	"vpc-cni/pool"
 )
 
-// poolRow is one row of the pool issue's table: with the targets set and
+// poolRow is one row of the pool table: with the targets set and
 // `vpcctl reconcile` run between pods, the node holds these ENIs and
 // addresses at each pod count. t3.small = 3 ENIs x 4 IPv4, p3dn.24xlarge =
 // 15 x 50.

@@ -14,7 +14,7 @@ import (
 
 // The state file is damaged under live pods, and `vpcctl state rebuild`
 // brings it back: the pods keep their addresses and wiring, the runtime's
-// CHECK and DEL by container ID work, and the next reconcile plans as before.
+// CHECK and DEL by container ID work, and the next reconcile plans as it did before the damage.
 // A pod the runtime's cache does not name keeps its address too, named by
 // its host veth.
 func TestRebuildUnderLivePods(t *testing.T) {

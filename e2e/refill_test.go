@@ -143,8 +143,8 @@ func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
 
 // A burst of ADDs with the lock free is refilled by two passes: the first
 // low ADD's, which plans at once, and one that gathers the rest of the burst
-// (store.RefillQuiet) and plans once it is over, where each pass used to plan
-// at once and leave the ADDs after it to the next.
+// (store.RefillQuiet) and plans once it is over, rather than each pass
+// planning at once and leaving the ADDs after it to the next.
 func TestBurstIsRefilledByTwoPasses(t *testing.T) {
 	const burst = 12
 	w := newWorld(t, worldOpts{instanceType: "c5.4xlarge", env: []string{"WARM_IP_TARGET=" + fmt.Sprint(burst), "IP_COOLDOWN_PERIOD=0"}})

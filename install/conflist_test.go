@@ -31,7 +31,7 @@ func TestShippedConflistIsWhatInstallWrites(t *testing.T) {
 }
 
 // DISABLE_POD_V6 chains tuning with aws-node's sysctls; ENABLE_BANDWIDTH_PLUGIN
-// set to false drops bandwidth (unset keeps it, as before the knob).
+// set to false drops bandwidth (unset keeps it).
 func TestConflistFollowsAWSNodesPluginKnobs(t *testing.T) {
 	in := &installer{Layout: Layout{StateDir: store.DefaultDir, Config: "/etc/vpc-cni/config"}}
 	types := func(text string) []string {

@@ -63,7 +63,7 @@ func nodeadmMaxPods(t *testing.T) map[string]int {
 // defaults is the default configuration: no file, no environment.
 var defaults = settings.Inputs{}
 
-// The "Done when": for every instance type in the built-in table,
+// For every instance type in the built-in table,
 // the offline answer in secondary-IP mode with the default configuration is
 // the reference's eni-max-pods.txt value. 193 types are newer than that
 // file's last update (it left amazon-eks-ami with AL2); they are held to

@@ -140,7 +140,7 @@ func (c *call) noStateFile() bool {
 }
 
 // lockForDel takes the reconcile lock within the DEL's deadline; without it
-// (a pass holding it too long) the DEL goes on, as before.
+// (a pass holding it too long) the DEL goes on.
 func (c *call) lockForDel() func() {
 	deadline, _ := c.ctx.Deadline()
 	unlock, held, err := c.store.LockReconcile(true, time.Until(deadline)/2)

@@ -96,7 +96,7 @@ func (p *pass) poolByGroups(home placement, subnet string, groups []string) imds
 			out.Profile = ""
 		}
 	}
-	return out // no fit: the default pool, as before profiles
+	return out // no fit: the default pool
 }
 
 // inProfileSubnets reports whether an ENI in subnet may be prof's: one of

@@ -88,7 +88,7 @@ func TestSubnetDiscoveryGrowsInTheTaggedSubnet(t *testing.T) {
 	checkAgrees(t, n.sim, n.st)
 }
 
-// ENABLE_SUBNET_DISCOVERY=false keeps the old behaviour: the node backs off.
+// ENABLE_SUBNET_DISCOVERY=false looks for no other subnet: the node backs off.
 func TestSubnetDiscoveryOffBacksOff(t *testing.T) {
 	n, _ := exhaustedNode(t, env{"WARM_ENI_TARGET": "1", "ENABLE_SUBNET_DISCOVERY": "false"})
 	if _, err := n.r.Run(ctxFor(t), Options{}); !cloud.IsKind(err, cloud.KindSubnetFull) {

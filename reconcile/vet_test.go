@@ -17,7 +17,7 @@ import (
 	"vpc-cni/store"
 )
 
-// Done-when of issue 8 item 4: a node's state pointed at an endpoint (a
+// A node's state pointed at an endpoint (a
 // second emulator) that does not know the instance. The pass fails with a
 // message naming the likely causes, state.db is byte for byte unchanged, and
 // the refusal is recorded beside it for status and doctor.

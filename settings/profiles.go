@@ -9,7 +9,7 @@ import (
 	"vpc-cni/pool"
 )
 
-// Network profiles (issue 26): a pod annotated vpc-cni.io/profile: <name>
+// Network profiles: a pod annotated vpc-cni.io/profile: <name>
 // gets its address from an ENI of that profile, created with the profile's
 // security groups in its subnets. **contract**: a profile is configured with
 // PROFILE_<NAME>_<FIELD> keys, <NAME> the name upper-cased with '-' as '_'.

@@ -8,7 +8,7 @@ import (
 )
 
 // loadIPv6 reads the IPv6 pool's figures when pods take IPv6 or egress
-// addresses, or a pool is recorded (nil otherwise: IPv4 only, as before).
+// addresses, or a pool is recorded (nil otherwise: IPv4 only).
 func loadIPv6(st *store.Store, c pool.Config, now time.Time) (*IPv6PoolStatus, error) {
 	var f store.IPv6Figures
 	err := st.View(func(tx *store.Tx) (err error) { f, err = tx.IPv6Figures(now, c.Cooldown); return err })

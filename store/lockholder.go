@@ -18,6 +18,19 @@ type LockWait struct {
 	Deadline time.Time // zero: no limit
 }
 
+// Describe is the wait in words: which file, held by whom, until when.
+func (w LockWait) Describe(now time.Time) string {
+	holder := "another process (it did not write who it is)"
+	if w.Holder != "" {
+		holder = w.Holder
+	}
+	until := "no deadline"
+	if !w.Deadline.IsZero() {
+		until = fmt.Sprintf("giving up at %s (in %s)", w.Deadline.UTC().Format(time.RFC3339), w.Deadline.Sub(now).Round(time.Second))
+	}
+	return fmt.Sprintf("waiting for the reconcile lock %s, held by %s; %s", w.Path, holder, until)
+}
+
 // lockHooks are what a reconcile lock file adds to a plain flock: the
 // holder writes who it is into the file; a waiter reads it and says so.
 // The files are 0600 and this user's, so no other user writes these words.

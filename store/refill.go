@@ -23,7 +23,7 @@ var kRefillLastLow = []byte("refill-last-low")
 // claim. A burst is then served by two passes (one EC2 call per ENI each)
 // instead of one every few ADDs, and its ADDs share neither the CPU nor the
 // state file with passes while it lasts. ADDs that find no free address
-// meanwhile grow the pool inline, as before.
+// meanwhile grow the pool inline.
 const (
 	RefillQuiet  = 250 * time.Millisecond
 	RefillGather = 2 * time.Second

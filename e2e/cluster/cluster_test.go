@@ -301,7 +301,7 @@ spec:
       - {name: probe, image: ` + probeRef + `, imagePullPolicy: Never}
 `
 
-// A node whose pods fill its addresses (issue 22 item 4): more replicas
+// A node whose pods fill its addresses: more replicas
 // than node1 has room for. The node's max-pods (vpcctl max-pods: addresses
 // plus the two host-network pods, vpc-cni and kube-proxy) keeps the ones
 // beyond Pending, never ContainerCreating on a node without addresses; the

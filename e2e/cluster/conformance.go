@@ -15,8 +15,7 @@ import (
 	"vpc-cni/internal/ociimage"
 )
 
-// The upstream networking checks that need no cloud provider (issue 24
-// item 3), run by Kubernetes' own e2e.test against a running cluster.
+// The upstream networking checks that need no cloud provider, run by Kubernetes' own e2e.test against a running cluster.
 const conformanceFocus = `\[sig-network\] Networking Granular Checks: Pods should function for (intra-pod|node-pod) communication: (http|udp)` +
 	`|\[sig-network\] Services should serve a basic endpoint from pods` +
 	`|\[sig-network\] Networking Granular Checks: Services should function for pod-Service: http`

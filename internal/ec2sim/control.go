@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -298,4 +300,24 @@ func (s *Sim) SubnetFreeOf(id string) int {
 		return sub.free
 	}
 	return -1
+}
+
+// FetchCounters asks a running emulator at url how many calls of each
+// action (and IMDS) it served.
+func FetchCounters(url string) (map[string]int, error) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(strings.TrimRight(url, "/") + "/_sim/counters")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	counts := map[string]int{}
+	if err := json.Unmarshal(body, &counts); err != nil {
+		return nil, fmt.Errorf("reading the counters: %w", err)
+	}
+	return counts, nil
 }

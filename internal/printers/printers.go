@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Formats are the -o values every command accepts ("text" is table).
@@ -117,4 +121,39 @@ func Plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// Waiting rewrites one line on out, what and the time waited (of the time
+// until deadline, unless zero), every second until stop, which erases it.
+func Waiting(out io.Writer, what string, start, deadline time.Time) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(out, "\r\033[K")
+				return
+			case now := <-tick.C:
+				line := fmt.Sprintf("\r\033[K%s: %s", what, now.Sub(start).Round(time.Second))
+				if !deadline.IsZero() {
+					line += fmt.Sprintf(" of %s", deadline.Sub(start).Round(time.Second))
+				}
+				fmt.Fprint(out, line)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// Terminal says whether w is a terminal (progress is for people, not pipes).
+func Terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

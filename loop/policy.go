@@ -1,44 +1,35 @@
-package commands
+package loop
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 
-	"github.com/urfave/cli/v2"
-
 	"vpc-cni/npa"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
-// policyConfigSocketFlag is where the loop answers the policy agent's
-// start-up question, as ipamd does.
-var policyConfigSocketFlag = &cli.StringFlag{
-	Name: "policy-config-socket", Value: npa.ConfigSocket, EnvVars: []string{"VPC_CNI_POLICY_CONFIG_SOCKET"},
-	Usage: "with --every and NETWORK_POLICY_ENFORCING_MODE set: answer the network policy agent's GetNetworkPolicyConfigs on this unix socket (root only), as aws-node's ipamd does",
-}
-
 // startPolicyConfig serves GetNetworkPolicyConfigs while ctx lasts, when
 // the mode is on. Off, nothing is served: the agent exits on an answer it
 // cannot use, and aws-node's none is one. A bad configuration is the
 // passes' to report; the socket is then not served.
-func startPolicyConfig(ctx context.Context, c *cli.Context) error {
-	mode := policyKnobs(c).NetworkPolicyMode
+func startPolicyConfig(ctx context.Context, cfg Config) error {
+	mode := policyKnobs(cfg).NetworkPolicyMode
 	if mode == "" {
-		stderrLine(c, slog.LevelInfo, fmt.Sprintf("network policy off (%s unset): the agent's GetNetworkPolicyConfigs is not answered",
+		cfg.Log(slog.LevelInfo, fmt.Sprintf("network policy off (%s unset): the agent's GetNetworkPolicyConfigs is not answered",
 			settings.NetworkPolicyMode))
 		return nil
 	}
-	path := c.String(policyConfigSocketFlag.Name)
+	path := cfg.PolicySocket
 	ln, err := npa.Listen(path)
 	if err != nil {
 		return fmt.Errorf("network policy: serving the agent's configuration: %w", err)
 	}
-	stderrLine(c, slog.LevelInfo, fmt.Sprintf("network policy %s: answering the agent's GetNetworkPolicyConfigs on %s", mode, path))
+	cfg.Log(slog.LevelInfo, fmt.Sprintf("network policy %s: answering the agent's GetNetworkPolicyConfigs on %s", mode, path))
 	go func() {
-		if err := npa.ServeConfig(ctx, ln, path, func() (npa.ConfigReply, error) { return policyReply(c) }); err != nil {
-			stderrLine(c, slog.LevelError, fmt.Sprintf("network policy: %s: %v", path, err))
+		if err := npa.ServeConfig(ctx, ln, path, func() (npa.ConfigReply, error) { return policyReply(cfg) }); err != nil {
+			cfg.Log(slog.LevelError, fmt.Sprintf("network policy: %s: %v", path, err))
 		}
 	}()
 	return nil
@@ -46,8 +37,8 @@ func startPolicyConfig(ctx context.Context, c *cli.Context) error {
 
 // policyKnobs are the knobs as the loop's inputs say now (policy off when
 // they cannot be read).
-func policyKnobs(c *cli.Context) settings.Effective {
-	in, err := knobInputs(c)
+func policyKnobs(cfg Config) settings.Effective {
+	in, err := cfg.Inputs()
 	if err != nil {
 		return settings.Effective{}
 	}
@@ -61,13 +52,13 @@ func policyKnobs(c *cli.Context) settings.Effective {
 // policyReply is ipamd's answer: the mode as configured now, one network
 // card, and the node as the last pass recorded it (its IPv6 in an IPv6
 // cluster, its IPv4 otherwise).
-func policyReply(c *cli.Context) (npa.ConfigReply, error) {
-	e := policyKnobs(c)
+func policyReply(cfg Config) (npa.ConfigReply, error) {
+	e := policyKnobs(cfg)
 	mode := e.NetworkPolicyMode
 	if mode == "" {
 		return npa.ConfigReply{}, fmt.Errorf("%s is unset or invalid now: restart the agent's pod once it is set", settings.NetworkPolicyMode)
 	}
-	st, err := openStateReadOnly(c)
+	st, err := cfg.OpenState()
 	if err != nil {
 		return npa.ConfigReply{}, fmt.Errorf("%w: %v", npa.ErrNoNode, err)
 	}
