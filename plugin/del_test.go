@@ -115,8 +115,8 @@ func TestDelRefusesABadConfiguration(t *testing.T) {
 func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
 	n := newTestNode(t).seed(twoENIs, eni(0))
 	deadline := time.Now().Add(time.Minute)
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", deadline, time.Now()) })
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c2/eth0", deadline, time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", pool.DefaultPool, deadline, time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c2/eth0", pool.DefaultPool, deadline, time.Now()) })
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
 		t.Fatalf("DEL: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
 	n.update(func(tx *store.Tx) error {
 		return reconcile.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
 	})
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", pool.DefaultPool, time.Now().Add(time.Minute), time.Now()) })
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
 		t.Fatalf("DEL: %v", err)
 	}

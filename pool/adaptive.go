@@ -27,14 +27,14 @@ func RecentArrivals(s Snapshot, now time.Time, window time.Duration) int {
 }
 
 // recentArrivals is RecentArrivals among the ENIs of profile's pool.
-func recentArrivals(s Snapshot, now time.Time, window time.Duration, profile string) int {
+func recentArrivals(s Snapshot, now time.Time, window time.Duration, p Pool) int {
 	if window <= 0 {
 		return 0
 	}
 	from := now.Add(-window)
 	n := 0
 	for i := range s.ENIs {
-		if !s.ENIs[i].ServesPool(profile) {
+		if !s.ENIs[i].ServesPool(p) {
 			continue
 		}
 		for j := range s.ENIs[i].Blocks {

@@ -66,7 +66,7 @@ func newPolicy(in Input) *policy {
 		p.name = fmt.Sprintf("WARM_ENI_TARGET=%d", c.WarmENITarget)
 	}
 	if c.Profile != "" && !c.Retired {
-		p.name = "profile " + c.Profile + ": " + p.name
+		p.name = "profile " + string(c.Profile) + ": " + p.name
 	}
 	if p.pd && in.Now.Before(in.Snapshot.NoPrefixesUntil) {
 		p.singles = p.singlesPolicy()

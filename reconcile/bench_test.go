@@ -118,7 +118,7 @@ func (n *node) markWaiting(keys []string, on bool) {
 		for _, k := range keys {
 			var err error
 			if on {
-				err = tx.PutWaiter(k, n.clock.Now().Add(time.Minute), n.clock.Now())
+				err = tx.PutWaiter(k, pool.DefaultPool, n.clock.Now().Add(time.Minute), n.clock.Now())
 			} else {
 				err = tx.DeleteWaiter(k)
 			}

@@ -155,7 +155,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 				return err
 			}
 			why := "subnet exhausted: " + res.Err.Error()
-			return tx.PutPoolMeta(snap.ExcessSince, now.Add(subnetBackoff), why)
+			return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: snap.ExcessSince, GrowBlockedUntil: now.Add(subnetBackoff), GrowBlockedWhy: why})
 		}
 	}
 	return nil

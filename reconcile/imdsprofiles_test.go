@@ -60,7 +60,7 @@ func TestAnIMDSOnlyRebuildKnowsTheProfilesByTheirGroups(t *testing.T) {
 	}
 	fresh.pass()
 	err := fresh.st.Update(func(tx *store.Tx) error {
-		a, err := tx.TakeProfile(store.Assignment{Key: "g/eth0"}, fresh.clock.Now(), fresh.cooldown(), "gold")
+		a, err := tx.Take(store.Assignment{Key: "g/eth0"}, fresh.clock.Now(), pool.Config{Cooldown: fresh.cooldown(), Profile: "gold"})
 		if err != nil || a.ENIID != gold.ID {
 			t.Fatalf("gold's pod: %+v %v, want an address on %s", a, err, gold.ID)
 		}
@@ -94,7 +94,7 @@ func TestAnIMDSOnlyRebuildReportsAnENIItCannotPlace(t *testing.T) {
 	fresh.pass()
 	err := fresh.st.Update(func(tx *store.Tx) error {
 		for _, profile := range []string{"gold", "twin", ""} {
-			a, err := tx.TakeProfile(store.Assignment{Key: "p-" + profile + "/eth0"}, fresh.clock.Now(), fresh.cooldown(), profile)
+			a, err := tx.Take(store.Assignment{Key: "p-" + profile + "/eth0"}, fresh.clock.Now(), pool.Config{Cooldown: fresh.cooldown(), Profile: pool.Pool(profile)})
 			if err == nil && a.ENIID == gold.ID {
 				t.Fatalf("a pod of pool %q got %s on the unplaced %s", profile, a.IP, gold.ID)
 			}

@@ -26,7 +26,7 @@ type placement struct {
 	discover bool
 	// Profile: the network profile of the new ENI ("" the default pool);
 	// subnets and subnetTags: the subnets it may go to (profiles.go).
-	Profile    string
+	Profile    pool.Pool
 	subnets    []string
 	subnetTags map[string]string
 	// byTag: the profile's groups are given by tag; place resolves them

@@ -18,12 +18,12 @@ import (
 // each configured profile its groups (the primary ENI's when it names none)
 // in its subnets: the node's subnet when it names none, else subnet
 // discovery among the subnets of the node's zone it names by ID or tag.
-func (p *pass) homes() (map[string]placement, error) {
+func (p *pass) homes() (map[pool.Pool]placement, error) {
 	home, err := p.home()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]placement{"": home}
+	out := map[pool.Pool]placement{pool.DefaultPool: home}
 	for _, prof := range p.cfg.Profiles {
 		if prof.Allowed {
 			out[prof.Name] = p.profileHome(prof)
@@ -95,9 +95,9 @@ func noProfileSubnet(az string, subnets []cloud.Subnet, h placement, full map[st
 	if len(seen) > 0 {
 		what = strings.Join(seen, ", ")
 	}
-	return &cloud.Error{Op: "profile " + h.Profile, Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
+	return &cloud.Error{Op: "profile " + string(h.Profile), Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
 		"no subnet of profile %s in %s has %d free addresses for a new ENI (%s: %s)", h.Profile, az, need,
-		settings.ProfileKey(h.Profile, settings.ProfileSubnets)+"="+strings.Join(named, ","), what)}
+		settings.ProfileKey(string(h.Profile), settings.ProfileSubnets)+"="+strings.Join(named, ","), what)}
 }
 
 func tagList(tags map[string]string) []string {
@@ -110,11 +110,11 @@ func tagList(tags map[string]string) []string {
 }
 
 // profileTags are the tags of a new ENI of profile (none for the default pool).
-func profileTags(tags map[string]string, profile string) map[string]string {
+func profileTags(tags map[string]string, profile pool.Pool) map[string]string {
 	if profile == "" {
 		return tags
 	}
-	out := map[string]string{settings.ProfileTag: profile}
+	out := map[string]string{settings.ProfileTag: string(profile)}
 	for k, v := range tags {
 		out[k] = v
 	}

@@ -100,7 +100,7 @@ func TestAProfilesAddressesGoToItsPodsOnly(t *testing.T) {
 	gold := profileENIs(n, "gold")[0]
 	var a store.Assignment
 	err := n.st.Update(func(tx *store.Tx) (err error) {
-		a, err = tx.TakeProfile(store.Assignment{Key: "g/eth0"}, n.clock.Now(), n.cooldown(), "gold")
+		a, err = tx.Take(store.Assignment{Key: "g/eth0"}, n.clock.Now(), pool.Config{Cooldown: n.cooldown(), Profile: "gold"})
 		return err
 	})
 	if err != nil || a.ENIID != gold.ID {
@@ -136,7 +136,7 @@ func TestAProfileENIWhoseGroupsChangeIsReportedAndNotUsed(t *testing.T) {
 		}
 	}
 	err := n.st.Update(func(tx *store.Tx) error {
-		a, err := tx.TakeProfile(store.Assignment{Key: "g/eth0"}, n.clock.Now(), n.cooldown(), "gold")
+		a, err := tx.Take(store.Assignment{Key: "g/eth0"}, n.clock.Now(), pool.Config{Cooldown: n.cooldown(), Profile: "gold"})
 		if err == nil && a.ENIID == gold.ID {
 			t.Fatalf("a gold pod got %s on the drifted %s", a.IP, gold.ID)
 		}

@@ -114,7 +114,7 @@ func normENI(e pool.ENI) pool.ENI {
 
 func mustTake(t testing.TB, tx *Tx, key string, now time.Time, cooldown time.Duration) Assignment {
 	t.Helper()
-	a, err := tx.Take(Assignment{Key: key}, now, cooldown)
+	a, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown})
 	if err != nil {
 		t.Fatalf("Take(%s): %v", key, err)
 	}

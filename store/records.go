@@ -27,8 +27,8 @@ type eniRecord struct {
 	Facts pool.ENIFacts `json:"facts,omitzero"`
 	// Schema 3: the network profile the ENI serves, and why its groups
 	// are not the profile's any more (both absent for the default pool).
-	Profile     string `json:"profile,omitempty"`
-	GroupsDrift string `json:"groupsDrift,omitempty"`
+	Profile     pool.Pool `json:"profile,omitempty"`
+	GroupsDrift string    `json:"groupsDrift,omitempty"`
 	// Absent in older records: a profile ENI's groups as last checked
 	// (the first pass with EC2 records them).
 	Groups []string `json:"groups,omitempty"`
@@ -135,7 +135,7 @@ func (t *Tx) addr(ip netip.Addr) (r addrRecord, ok bool, err error) {
 // index (its pods take by scanning its few ENIs, takeProfile): a default
 // pod can never be given one of its addresses.
 func available(e eniRecord, releasing bool, r addrRecord) bool {
-	return usableENI(e) && e.Profile == "" && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
+	return usableENI(e) && e.Profile == pool.DefaultPool && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
 }
 
 // usableENI reports whether pods may be given the ENI's addresses at all.
