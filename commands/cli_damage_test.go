@@ -15,6 +15,7 @@ import (
 
 	"vpc-cni/internal/damage"
 	"vpc-cni/internal/testenv"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 

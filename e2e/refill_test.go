@@ -10,6 +10,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/testutils"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 

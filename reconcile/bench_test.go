@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 

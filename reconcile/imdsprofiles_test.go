@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -35,7 +36,7 @@ func imdsOnlyRebuild(t *testing.T, n *node, extra env) (*node, *Report) {
 func storedPools(n *node) map[string]string {
 	out := map[string]string{}
 	for _, e := range n.snapshot().ENIs {
-		out[e.ID] = e.Profile
+		out[e.ID] = string(e.Profile)
 		if strings.HasPrefix(e.GroupsDrift, ProfileUnknown) {
 			out[e.ID] = "?"
 		}

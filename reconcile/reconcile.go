@@ -129,7 +129,7 @@ type pass struct {
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 
 	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
-	groupSets map[pool.Pool]groupSet    // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
+	groupSets map[pool.Pool]groupSet // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
 	imdsPools map[string]imdsProfile // IMDS-only: the pools of ENIs new to the store, by their groups (imdsprofiles.go)
 	kernel    kernelWord             // the pods' routes, read once before any release (guard.go)
 }

@@ -88,7 +88,10 @@ func benchTakeGive(b *testing.B, size int, noSync bool) {
 	for i := range b.N {
 		key := fmt.Sprintf("bench-%d/eth0", i)
 		start := time.Now()
-		if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown}); return err }); err != nil {
+		if err := s.Update(func(tx *Tx) error {
+			_, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown})
+			return err
+		}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, now); return err }); err != nil {

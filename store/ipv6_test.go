@@ -11,7 +11,6 @@ import (
 
 var the80 = netip.MustParsePrefix("fd00:ec2:0:1:2::/80")
 
-
 func v6only() pool.Config {
 	c := pool.Defaults()
 	c.IPv6, c.IPv4Off, c.V4Egress, c.PrefixDelegation = true, true, true, true

@@ -38,12 +38,16 @@ func TestWaitersCountUntilTheirDeadline(t *testing.T) {
 		t.Fatalf("after a left: %d waiting, want 1", n)
 	}
 	// A new waiter sweeps entries whose deadline passed.
-	update(t, s, func(tx *Tx) error { return tx.PutWaiter("c/eth0", pool.DefaultPool, now.Add(2*time.Minute), now.Add(time.Minute)) })
+	update(t, s, func(tx *Tx) error {
+		return tx.PutWaiter("c/eth0", pool.DefaultPool, now.Add(2*time.Minute), now.Add(time.Minute))
+	})
 	if n := count(now); n != 1 {
 		t.Fatalf("b's expired entry survived the sweep: %d waiting at the start, want 1 (c)", n)
 	}
 	// Waiters never disturb the rest of the state bucket.
-	update(t, s, func(tx *Tx) error { return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: now, GrowBlockedUntil: time.Time{}, GrowBlockedWhy: ""}) })
+	update(t, s, func(tx *Tx) error {
+		return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: now, GrowBlockedUntil: time.Time{}, GrowBlockedWhy: ""})
+	})
 	if err := s.View(func(tx *Tx) error { return tx.Check() }); err != nil {
 		t.Fatal(err)
 	}
