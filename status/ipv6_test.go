@@ -41,6 +41,7 @@ func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := store.PodPoolOf(e.Specs()[0])
+	spec.ConfirmedID = "i-1" // as a plugin that asked IMDS
 	for _, k := range []string{"a/eth0", "b/eth0"} {
 		if _, err := st.TakeForPod(store.Assignment{Key: k}, now, spec, false); err != nil {
 			t.Fatal(err)
