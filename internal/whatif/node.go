@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,7 +118,8 @@ func newNode(env map[string]string, o Options) (*node, error) {
 		return nil, err
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	n.runner = &reconcile.Runner{Store: n.st, Cloud: cl, Host: n.host, Env: lookup, Now: c.Now,
+	names := func() []string { return slices.Collect(maps.Keys(env)) }
+	n.runner = &reconcile.Runner{Store: n.st, Cloud: cl, Host: n.host, Env: lookup, Names: names, Now: c.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return n, nil
 }
@@ -187,7 +190,7 @@ func (n *node) pass(growOnly bool, acct *Account) (passResult, error) {
 // plugin resolves it; ok false if none is free. low reports that the pool
 // is under its free target afterwards.
 func (n *node) take(key string, p pool.Pool) (ok, low bool, err error) {
-	e, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: n.runner.Env})
+	e, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: n.runner.Env, Names: n.runner.Names})
 	if err != nil {
 		return false, false, err
 	}
