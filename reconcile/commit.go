@@ -130,7 +130,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 		}
 	}
 	for _, res := range results {
-		if res.Profile != "" && isGroupsError(res.Err) {
+		if isGroupsError(res.Err) { // only a profile's groups are resolved by tag
 			if err := p.groupsBackoff(tx, res, now); err != nil {
 				return err
 			}

@@ -133,8 +133,8 @@ func profileTags(tags map[string]string, profile pool.Pool) map[string]string {
 func (p *pass) profileGroupsChanged(ctx context.Context, snap pool.Snapshot) string {
 	want := p.classRules().ProfileGroups
 	for _, e := range snap.ENIs {
-		prof, configured := p.cfg.Profile(e.Profile)
-		if e.Profile == "" || !configured || e.MAC == "" {
+		prof, configured := p.cfg.Profile(e.Profile) // the default pool is no profile
+		if !configured || e.MAC == "" {
 			continue
 		}
 		if prof.GroupsByTag() && p.groupsConfigChanged(prof.Name) {
@@ -181,7 +181,7 @@ func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
 func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
 	var out []netip.Prefix
 	for _, e := range snap.ENIs {
-		if p, ok := cfg.Profile(e.Profile); !ok || e.Profile == "" || p.SNAT != settings.SNATNone {
+		if spec, ok := cfg.Spec(e.Profile); !ok || spec.SNAT != settings.SNATNone {
 			continue
 		}
 		for _, b := range e.Blocks {
@@ -197,7 +197,7 @@ func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
 // their source from their pod's first packet.
 func (p *pass) keepSourceGrew() bool {
 	return slices.ContainsFunc(p.rep.Plan.Actions, func(a pool.Action) bool {
-		prof, ok := p.cfg.Profile(a.Profile)
-		return ok && a.Profile != "" && prof.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
+		spec, ok := p.cfg.Spec(a.Profile)
+		return ok && spec.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
 	})
 }
