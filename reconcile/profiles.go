@@ -65,6 +65,11 @@ func profileSubnet(subnets []cloud.Subnet, h placement, full map[string]time.Tim
 	return best, found
 }
 
+// namesSubnets reports whether the pool's configuration names the subnets
+// its new ENIs may go to (a profile's SUBNETS): subnet discovery then
+// chooses among those, not among the cluster's.
+func (h placement) namesSubnets() bool { return len(h.subnets) > 0 || len(h.subnetTags) > 0 }
+
 // selects reports whether the profile's subnets name s.
 func (h placement) selects(s cloud.Subnet) bool {
 	if slices.Contains(h.subnets, s.ID) {
