@@ -238,7 +238,7 @@ func takeAndCompare(rt *rapid.T, tx *Tx, key string, now time.Time, cooldown tim
 	}
 	c := pool.Config{Cooldown: cooldown, CustomNetworking: rapid.Bool().Draw(rt, "custom")}
 	wantENI, wantIP, ok := refPick(snap, now, c)
-	got, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown, CustomNetworking: pool.FirstPodDevice(c) == 1})
+	got, err := tx.Take(Assignment{Key: key}, now, c)
 	switch {
 	case !ok && !errors.Is(err, ErrNoFreeAddress):
 		rt.Fatalf("Take = %+v, %v; the rule finds nothing", got, err)
@@ -300,8 +300,8 @@ func TestAvailableAtLeastFollowsTheIndex(t *testing.T) {
 		}
 		// From device 1 (custom networking) the primary's two usable
 		// addresses do not count, and device 1 is not ready.
-		if got, err := tx.AvailableAtLeast(1, t0.Add(cooldown), pool.Config{Cooldown: cooldown, CustomNetworking: 1 == 1}); err != nil || got {
-			t.Errorf("AvailableAtLeastFrom(1, device 1) = %v, %v; want false", got, err)
+		if got, err := tx.AvailableAtLeast(1, t0.Add(cooldown), pool.Config{Cooldown: cooldown, CustomNetworking: true}); err != nil || got {
+			t.Errorf("AvailableAtLeast(1, from device 1) = %v, %v; want false", got, err)
 		}
 		return nil
 	})
