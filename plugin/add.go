@@ -40,7 +40,7 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		c.log.Warn("no address", "err", err)
 		return err
 	}
-	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "pool", a.Profile, "pod", c.pod.Namespace+"/"+c.pod.Name)
+	c.log.Info("address taken", "ip", a.IP, "ipv6", a.IPv6, "egress", a.EgressIP, "eni", a.ENIID, "profile", a.Profile, "pod", c.pod.Namespace+"/"+c.pod.Name)
 	defer c.maybeRefill()
 	if c.cfg.Delegate {
 		return c.addRules(a)
