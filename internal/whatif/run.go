@@ -108,7 +108,7 @@ type runner struct {
 	res     Result
 	v6Start map[string]int // the IPv6 pool's EC2 calls while the node started
 	waiting []string
-	pools   map[string]pool.Pool // a pod's pool (its profile), by key; absent: the default pool
+	pools   map[string]pool.Pool // each pod's pool (its profile), by key
 	arrived map[string]time.Duration
 	refill  time.Duration // when a refill pass is due; <0 none
 	idle    []idleSpan
@@ -265,9 +265,7 @@ func (r *runner) add(pods []Pod) error {
 	var empty []string
 	for _, p := range pods {
 		r.arrived[p.Key] = r.now()
-		if p.Pool != pool.DefaultPool {
-			r.pools[p.Key] = p.Pool
-		}
+		r.pools[p.Key] = p.Pool
 		ok, low, err := r.n.take(p.Key, p.Pool)
 		if err != nil {
 			return err
