@@ -132,7 +132,7 @@ func (t *Tx) addr(ip netip.Addr) (r addrRecord, ok bool, err error) {
 // available reports whether Take may hand the address out (cooldown aside):
 // this is exactly what the avail index holds. A not-ours ENI's addresses never are, whatever else says: this is the
 // one take that the plugin and what-if share. A profile's ENI is not in the
-// index (its pods take by scanning its few ENIs, takeProfile): a default
+// index (its pods take by scanning its few ENIs, scanPool): a default
 // pod can never be given one of its addresses.
 func available(e eniRecord, releasing bool, r addrRecord) bool {
 	return usableENI(e) && e.Profile == pool.DefaultPool && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
