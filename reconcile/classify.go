@@ -26,6 +26,13 @@ type ClassRules struct {
 	IMDSProfiles map[string]imdsProfile
 }
 
+// checksGroups reports whether the ENIs of pool p must keep the groups its
+// configuration gives (a profile's): they record the groups last checked.
+func (r ClassRules) checksGroups(p pool.Pool) bool {
+	_, ok := r.ProfileGroups[p]
+	return ok
+}
+
 func (p *pass) classRules() ClassRules {
 	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[pool.Pool][]string{},
 		IMDSProfiles: p.imdsPools}

@@ -166,7 +166,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 func createdENI(res result, now time.Time, r ClassRules) pool.ENI {
 	e := eniFrom(*res.Created, res.Place.CIDR, now, r)
 	e.Profile = res.Place.Profile
-	if e.Profile != "" {
+	if r.checksGroups(e.Profile) {
 		e.Groups = sortedCopy(res.Created.SecurityGroups) // what the at-rest check compares IMDS with
 	}
 	return e

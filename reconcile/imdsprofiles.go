@@ -130,14 +130,14 @@ func poolFromIMDS(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNe
 		return nil
 	}
 	e.Profile, e.GroupsDrift, e.Groups = j.Profile, j.Unknown, nil
-	if j.Profile != "" {
+	if r.checksGroups(j.Profile) {
 		e.Groups = j.Groups
 	}
 	switch {
 	case j.Unknown != "" && j.Unknown != old.GroupsDrift:
 		return []Finding{{"profile-unknown", fmt.Sprintf("ENI %s (device %d): %s; it gets no new pods until a pass reading EC2 "+
 			"(%s=false) finds its %s tag", t.ID, t.DeviceIndex, strings.TrimPrefix(j.Unknown, ProfileUnknown), settings.IMDSOnlyMode, settings.ProfileTag)}}
-	case j.Profile != "":
+	case r.checksGroups(j.Profile):
 		return []Finding{{"profile-by-groups", fmt.Sprintf("ENI %s (device %d) serves profile %s: IMDS shows its groups %v (no EC2 read for its tag)",
 			t.ID, t.DeviceIndex, j.Profile, j.Groups)}}
 	}
