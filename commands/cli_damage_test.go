@@ -15,6 +15,7 @@ import (
 
 	"vpc-cni/internal/damage"
 	"vpc-cni/internal/testenv"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -65,7 +66,7 @@ func fillAssignments(t *testing.T, dir string, n int) {
 	}
 	err = st.Update(func(tx *store.Tx) error {
 		for i := range n {
-			_, err := tx.Take(store.Assignment{Key: fmt.Sprintf("%064d/eth0", i)}, time.Now(), 0)
+			_, err := tx.Take(store.Assignment{Key: fmt.Sprintf("%064d/eth0", i)}, time.Now(), pool.Config{})
 			if errors.Is(err, store.ErrNoFreeAddress) {
 				return nil
 			}

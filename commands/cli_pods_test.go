@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -25,10 +26,10 @@ func podsState(t *testing.T) (dir string, env []string) {
 	}
 	now := time.Now()
 	err = st.Update(func(tx *store.Tx) error {
-		if _, err := tx.Take(store.Assignment{ContainerID: "c0ffee01", IfName: "eth0", PodNamespace: "shop", PodName: "web-0"}, now, 0); err != nil {
+		if _, err := tx.Take(store.Assignment{ContainerID: "c0ffee01", IfName: "eth0", PodNamespace: "shop", PodName: "web-0"}, now, pool.Config{}); err != nil {
 			return err
 		}
-		if _, err := tx.Take(store.Assignment{ContainerID: "bare02", IfName: "net1"}, now, 0); err != nil {
+		if _, err := tx.Take(store.Assignment{ContainerID: "bare02", IfName: "net1"}, now, pool.Config{}); err != nil {
 			return err
 		}
 		return tx.AddEvent(store.Event{Time: now, Kind: "lost-assignment",

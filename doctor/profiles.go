@@ -58,9 +58,9 @@ func checkProfileTrust(s status.PoolStatus) Finding {
 	for _, p := range s.Profiles {
 		switch {
 		case p.AnyPod:
-			open = append(open, p.Name)
+			open = append(open, string(p.Name))
 		case len(p.Namespaces) > 0:
-			bound = append(bound, p.Name+": "+strings.Join(p.Namespaces, ","))
+			bound = append(bound, string(p.Name)+": "+strings.Join(p.Namespaces, ","))
 		}
 	}
 	if len(open) > 0 {

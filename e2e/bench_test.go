@@ -317,7 +317,7 @@ func (w *world) settleFree(target int) {
 		w.reconcile()
 		var over bool
 		w.view(func(tx *store.Tx) (err error) {
-			over, err = tx.AvailableAtLeast(target+1, time.Now(), 0)
+			over, err = tx.AvailableAtLeast(target+1, time.Now(), pool.Config{})
 			return err
 		})
 		if !over {
@@ -508,7 +508,7 @@ func fillStore(b *testing.B, dir string, n int) {
 		}
 		for i := range n / 2 {
 			a := store.Assignment{Key: fmt.Sprintf("held-%d/eth0", i)}
-			if _, err := tx.Take(a, now, 0); err != nil {
+			if _, err := tx.Take(a, now, pool.Config{}); err != nil {
 				return err
 			}
 		}

@@ -29,7 +29,7 @@ func (c *chaos) checkInvariants() {
 		if all, err = tx.Assignments(); err != nil {
 			return err
 		}
-		if waiting, err = tx.Waiting(time.Now()); err != nil {
+		if waiting, err = waitingDefault(tx); err != nil {
 			return err
 		}
 		if intents, err = tx.Intents(); err != nil {
@@ -323,4 +323,10 @@ func (c *chaos) checkStoreFile() {
 	if err != nil {
 		c.violate("state file: %v", err)
 	}
+}
+
+// waitingDefault counts the ADDs waiting now for the default pool.
+func waitingDefault(tx *store.Tx) (int, error) {
+	by, err := tx.Waiting(time.Now())
+	return by[pool.DefaultPool], err
 }

@@ -112,7 +112,7 @@ func (c *chaos) checkProfiles(all []store.Assignment) {
 	}
 	for _, a := range all {
 		profile := want[a.ContainerID]
-		if a.Profile != profile {
+		if string(a.Profile) != profile {
 			c.violate("%s (pod of profile %q) holds an assignment of profile %q", a.Key, profile, a.Profile)
 		}
 		e, ok := onENI[a.IP]

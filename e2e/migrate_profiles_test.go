@@ -61,7 +61,7 @@ func TestMigrateLeavesProfileENIsToTheirProfiles(t *testing.T) {
 	w.view(func(tx *store.Tx) error {
 		snap, err := tx.Snapshot()
 		for _, e := range snap.ENIs {
-			if want := map[string]string{blue: "blue", red: "red"}[e.ID]; e.Profile != want {
+			if want := map[string]string{blue: "blue", red: "red"}[e.ID]; string(e.Profile) != want {
 				t.Errorf("ENI %s is in pool %q, want %q", e.ID, e.Profile, want)
 			}
 		}
@@ -156,7 +156,7 @@ func assertProfilePods(t *testing.T, w *world, want map[refPod][2]string) {
 	have := w.assignmentsByKey()
 	for p, eniProfile := range want {
 		a, ok := have[store.AssignmentKey(p.id, p.ifname)]
-		if !ok || a.IP != p.ip || a.ENIID != eniProfile[0] || a.Profile != eniProfile[1] {
+		if !ok || a.IP != p.ip || a.ENIID != eniProfile[0] || string(a.Profile) != eniProfile[1] {
 			t.Errorf("%s: assignment %+v (found %v); want %s on %s, profile %q", p.name, a, ok, p.ip, eniProfile[0], eniProfile[1])
 		}
 	}

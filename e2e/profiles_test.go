@@ -119,7 +119,7 @@ func TestTwoProfilesAndTheDefaultPoolOnASimulatedVPC(t *testing.T) {
 		t.Fatalf("the default pod %s is on %s (profile %q, groups %v)", plainIP, e.id, e.profile, e.groups)
 	}
 	for _, a := range v.w.assignments() {
-		if want := map[netip.Addr]string{goldIP: "gold", blueIP: "blue", plainIP: ""}[a.IP]; a.Profile != want {
+		if want := map[netip.Addr]string{goldIP: "gold", blueIP: "blue", plainIP: ""}[a.IP]; string(a.Profile) != want {
 			t.Fatalf("assignment of %s names profile %q, want %q", a.IP, a.Profile, want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/testutils"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -161,7 +162,7 @@ func TestBurstIsRefilledByTwoPasses(t *testing.T) {
 	w.waitFor("the pool back at its target", func() bool {
 		var full bool
 		w.view(func(tx *store.Tx) (err error) {
-			full, err = tx.AvailableAtLeast(burst, time.Now(), 0)
+			full, err = tx.AvailableAtLeast(burst, time.Now(), pool.Config{})
 			return err
 		})
 		return full

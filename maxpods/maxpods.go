@@ -16,7 +16,6 @@ import (
 	"vpc-cni/internal/suggest"
 	"vpc-cni/internal/usage"
 	"vpc-cni/pool"
-	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -116,7 +115,7 @@ func Offline(instanceType string, in settings.Inputs) (Report, error) {
 }
 
 func report(source, typ, hypervisor string, l pool.Limits, c pool.Config, notOurs []string) Report {
-	on := reconcile.OnNode(c, store.Node{Hypervisor: hypervisor})
+	on := pool.OnNode(c, cloud.PrefixCapable(hypervisor))
 	capacity := pool.PodCapacity(l, on, len(notOurs))
 	if on.PrefixDelegation != c.PrefixDelegation {
 		capacity.Notes = append(capacity.Notes, fmt.Sprintf("ENABLE_PREFIX_DELEGATION is ignored: a %s instance cannot hold /28 prefixes", hypervisor))
@@ -136,7 +135,7 @@ func report(source, typ, hypervisor string, l pool.Limits, c pool.Config, notOur
 func withProfiles(r Report, cfg settings.Effective) Report {
 	for _, p := range cfg.Profiles {
 		if p.Allowed {
-			r.Profiles = append(r.Profiles, p.Name)
+			r.Profiles = append(r.Profiles, string(p.Name))
 		}
 	}
 	if len(r.Profiles) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/internal/printers"
+	"vpc-cni/pool"
 	"vpc-cni/settings"
 )
 
@@ -21,8 +22,9 @@ import (
 
 // profileENI is an attached ENI, not the node's primary, of a profile.
 type profileENI struct {
-	id, profile string
-	device      int
+	id      string
+	profile pool.Pool
+	device  int
 }
 
 // profileENIs lists the node's profile ENIs by device index. The primary
@@ -30,8 +32,8 @@ type profileENI struct {
 func profileENIs(enis []cloud.ENIInfo) []profileENI {
 	var out []profileENI
 	for _, e := range enis {
-		name := e.Tags[settings.ProfileTag]
-		if !e.Attached || name == "" || e.DeviceIndex == 0 && e.NetworkCard == 0 {
+		name := pool.PoolOrDefault(e.Tags[settings.ProfileTag])
+		if !e.Attached || name == pool.DefaultPool || e.DeviceIndex == 0 && e.NetworkCard == 0 {
 			continue
 		}
 		out = append(out, profileENI{id: e.ID, profile: name, device: e.DeviceIndex})
@@ -53,7 +55,7 @@ func (m *migration) markProfiles(enis []cloud.ENIInfo, cfg settings.Effective) [
 			if !p.Adopted || p.ENI != e.id || !isIPv4(p.IP) {
 				continue
 			}
-			m.pods[i].Profile = e.profile
+			m.pods[i].Profile = string(e.profile)
 			out = append(out, podFinding(p, e, prof, configured))
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"vpc-cni/pool"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
-	"vpc-cni/settings"
 	"vpc-cni/store"
 )
 
@@ -29,12 +28,11 @@ func (v verbs) add(args *skel.CmdArgs) error {
 		return err
 	}
 	defer c.end()
-	_, _ = c.cfg.knobFile() // read now, not inside take's transaction (which holds the store's lock); Knobs reports its error
 	if err := c.refuseDelegatedPolicy(); err != nil {
 		return err
 	}
-	if err := c.pickProfile(); err != nil {
-		c.log.Warn("refused the pod's profile", "err", err)
+	if err := c.pickPool(); err != nil {
+		c.log.Warn("refused the pod's pool", "err", err)
 		return err
 	}
 	a, err := c.take()
@@ -120,7 +118,7 @@ func (c *call) retakeInUse(a store.Assignment, inUse error) (store.Assignment, e
 func (c *call) take() (store.Assignment, error) {
 	want := store.Assignment{Key: c.key(), ContainerID: c.args.ContainerID, IfName: c.args.IfName,
 		Network: c.cfg.Network, Netns: c.netns, PodNamespace: c.pod.Namespace, PodName: c.pod.Name,
-		PodUID: c.pod.UID, HostVeth: c.hostVeth(), Profile: c.profile}
+		PodUID: c.pod.UID, HostVeth: c.hostVeth(), Profile: c.pool.Config.Profile}
 	a, err := c.takeOnce(want)
 	if !errors.Is(err, store.ErrNoFreeAddress) {
 		return a, err
@@ -151,44 +149,39 @@ func (c *call) noAddress(why string) error {
 	if err != nil {
 		c.log.Warn("judging whether the node is full", "err", err)
 	}
-	where := "the pool"
-	if c.profile != "" {
-		where = "profile " + c.profile + "'s pool"
-	}
+	where := c.pool.Config.Profile.Where()
 	if !full.Full || (full.Limit == pool.LimitHostSide && why != "") {
 		// Not full, or addresses wait for an ENI's host side: what the grow
 		// did (it waited for the link) says more.
 		return types.NewError(types.ErrTryAgainLater, "no free address in "+where+"; "+why, "")
 	}
 	c.markFull(full)
-	if c.profile != "" {
-		return types.NewError(types.ErrTryAgainLater, "no free address in "+where+": "+full.Message(), "")
-	}
-	return types.NewError(types.ErrTryAgainLater, "no free address: "+full.Message(), "")
+	return types.NewError(types.ErrTryAgainLater, noFree(c.pool.Config.Profile)+": "+full.Message(), "")
 }
 
-// takeOnce is the store's pod take (store.TakeForPod): the overrides, the
-// knobs resolved now and the node's subnet in one transaction, so ADD costs a
-// single open and fsync.
-func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
-	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
-		if node.InstanceID != "" && !c.trusted(node) {
-			return pool.Config{}, unconfirmed{node} // rolls the take back
-		}
-		e, err := c.cfg.Knobs(o)
-		if p, ok := e.Profile(c.profile); ok && c.profile != "" {
-			return reconcile.OnNode(p.Pool, node), err
-		}
-		return reconcile.OnNode(e.Pool, node), err
+// noFree opens the message of a full pool: the default pool's is the one
+// operators know ("no free address: the node is full: ..."), a profile's
+// names the profile.
+func noFree(p pool.Pool) string {
+	if p == pool.DefaultPool {
+		return "no free address"
 	}
-	res, err := c.store.TakeForPod(want, c.now(), knobs, c.cfg.backgroundReconcile())
+	return "no free address in " + p.Where()
+}
+
+// takeOnce is the store's pod take (store.TakeForPod) for the pod's pool
+// as pickPool resolved it: the overrides, the node's facts and the address
+// in one transaction, so ADD costs a single open and fsync.
+func (c *call) takeOnce(want store.Assignment) (store.Assignment, error) {
+	spec := c.pool
+	spec.Boot, spec.ConfirmedID = c.bootID(), c.confirmedID
+	res, err := c.store.TakeForPod(want, c.now(), spec, c.cfg.backgroundReconcile())
 	if res.HasNode {
 		c.subnet, c.limits = res.Node.SubnetCIDR, res.Node.Limits
 	}
 	c.low, c.startRefill = res.Low, res.StartRefill
-	var u unconfirmed
-	if errors.As(err, &u) {
-		return c.takeUnconfirmed(want, u.node)
+	if errors.Is(err, store.ErrUnconfirmed) {
+		return c.takeUnconfirmed(want, res.Node)
 	}
 	if errors.Is(err, store.ErrNotInitialized) {
 		// No file (a new node, or one removed): no pool to take from. The
@@ -216,7 +209,7 @@ func (c *call) wait(key string, on bool) {
 	deadline, _ := c.ctx.Deadline()
 	err := c.store.Update(func(tx *store.Tx) error {
 		if on {
-			return tx.PutProfileWaiter(key, c.profile, deadline, c.now())
+			return tx.PutWaiter(key, c.pool.Config.Profile, deadline, c.now())
 		}
 		return tx.DeleteWaiter(key)
 	})
@@ -260,14 +253,11 @@ func (c *call) fullness() (pool.Fullness, error) {
 	if err != nil || !v.known {
 		return pool.Fullness{}, err
 	}
-	knobs, err := c.cfg.Knobs(v.settings.Overrides)
+	e, err := c.knobs()
 	if err != nil {
 		return pool.Fullness{}, err
 	}
-	if p, ok := knobs.Profile(c.profile); ok && c.profile != "" {
-		return reconcile.ProfileFullness(v.node, knobs, p, v.snap, c.now(), 1), nil
-	}
-	return reconcile.Fullness(v.node, knobs, v.snap, c.now(), 1), nil
+	return pool.Judge(v.node.Limits, c.pool.On(v.node, v.settings.Overrides), v.snap, c.now(), 1, e.NoProvisioning()), nil
 }
 
 // markFull records the refused ADD of a full spell (events show its start).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -71,7 +72,7 @@ func TestAddUnwiresItsPodWhenTheRebuiltFileCannotRecordIt(t *testing.T) {
 	}{
 		{"the address is not the node's", "not in the pool", nil, []string{"100.64.0.20"}},
 		{"another pod holds the address", "already assigned to other/eth0", func(tx *store.Tx) error {
-			_, err := tx.Take(store.Assignment{Key: "other/eth0"}, time.Now(), 0)
+			_, err := tx.Take(store.Assignment{Key: "other/eth0"}, time.Now(), pool.Config{})
 			return err
 		}, []string{"100.64.0.10"}},
 	} {

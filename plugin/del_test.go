@@ -115,8 +115,8 @@ func TestDelRefusesABadConfiguration(t *testing.T) {
 func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
 	n := newTestNode(t).seed(twoENIs, eni(0))
 	deadline := time.Now().Add(time.Minute)
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", deadline, time.Now()) })
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c2/eth0", deadline, time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", pool.DefaultPool, deadline, time.Now()) })
+	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c2/eth0", pool.DefaultPool, deadline, time.Now()) })
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
 		t.Fatalf("DEL: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestDelDropsTheWaitingEntryOfAKilledADD(t *testing.T) {
 	var c1 bool
 	n.update(func(tx *store.Tx) (err error) {
 		c1 = tx.Waiter("c1/eth0")
-		waiting, err = tx.Waiting(time.Now())
+		waiting, err = waitingDefault(tx)
 		return err
 	})
 	if c1 || waiting != 1 {
@@ -142,13 +142,21 @@ func TestDelOfAnUnknownHoldDropsItsWaitingEntry(t *testing.T) {
 	n.update(func(tx *store.Tx) error {
 		return reconcile.HoldInUse(tx, "other/eth0", &netns.InUseError{IP: ip, Veth: veth, Netns: n.netns}, time.Now())
 	})
-	n.update(func(tx *store.Tx) error { return tx.PutWaiter("c1/eth0", time.Now().Add(time.Minute), time.Now()) })
+	n.update(func(tx *store.Tx) error {
+		return tx.PutWaiter("c1/eth0", pool.DefaultPool, time.Now().Add(time.Minute), time.Now())
+	})
 	if _, err := n.run("DEL", n.args("c1", n.conf("1.1.0", nil))); err != nil {
 		t.Fatalf("DEL: %v", err)
 	}
 	var waiting int
-	n.update(func(tx *store.Tx) (err error) { waiting, err = tx.Waiting(time.Now()); return err })
+	n.update(func(tx *store.Tx) (err error) { waiting, err = waitingDefault(tx); return err })
 	if s := n.state(ip.String()); s == pool.Assigned || waiting != 0 {
 		t.Fatalf("after DEL of c1: %s is %v, %d waiting; want it released and none waiting", ip, s, waiting)
 	}
+}
+
+// waitingDefault counts the ADDs waiting now for the default pool.
+func waitingDefault(tx *store.Tx) (int, error) {
+	by, err := tx.Waiting(time.Now())
+	return by[pool.DefaultPool], err
 }

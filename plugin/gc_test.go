@@ -24,7 +24,7 @@ func TestGCReleasesAttachmentsTheRuntimeNoLongerLists(t *testing.T) {
 	n.add("keep")
 	n.add("stale")
 	n.update(func(tx *store.Tx) error { // another network's attachment on the same pool
-		_, err := tx.Take(store.Assignment{Key: "other/eth0", Network: "other-net"}, n.now(), 0)
+		_, err := tx.Take(store.Assignment{Key: "other/eth0", Network: "other-net"}, n.now(), pool.Config{})
 		return err
 	})
 	if _, err := n.run("GC", n.args("", n.conf("1.1.0", valid("keep")))); err != nil {

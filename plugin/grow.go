@@ -11,6 +11,7 @@ import (
 
 	"vpc-cni/internal/logfile"
 	"vpc-cni/internal/nice"
+	"vpc-cni/pool"
 	"vpc-cni/rebuild"
 	"vpc-cni/reconcile"
 	"vpc-cni/store"
@@ -61,7 +62,7 @@ func (c *call) growInline() (bool, string) {
 	if err != nil {
 		return true, "inline grow failed: " + err.Error()
 	}
-	return true, whyNoGrowth(rep, c.profile)
+	return true, whyNoGrowth(rep, c.pool.Config.Profile)
 }
 
 // linkWait is how long the grow pass may wait for a new ENI's late link: up
@@ -114,14 +115,14 @@ func (c *call) recoverLost() (bool, error) {
 // whyNoGrowth says why a grow pass left no address for this ADD when the
 // node is not full (noAddress judges fullness first): its failed calls, or
 // the figures of the ADD's pool (another ADD of the burst took what it got).
-func whyNoGrowth(rep *reconcile.Report, profile string) string {
+func whyNoGrowth(rep *reconcile.Report, p pool.Pool) string {
 	if len(rep.Failed) > 0 {
 		return strings.Join(rep.Failed, "; ")
 	}
 	f := rep.Plan.Figures
-	for _, p := range rep.Profiles {
-		if profile != "" && p.Figures.Profile == profile {
-			f = p.Figures
+	for _, plan := range rep.Profiles {
+		if plan.Figures.Profile == p {
+			f = plan.Figures
 		}
 	}
 	return fmt.Sprintf("the grow pass left none for this pod (%d free, %d assigned, %d cooling, %d waiting)",

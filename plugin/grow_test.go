@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 
@@ -55,7 +54,7 @@ func TestAddOnAnEmptyPoolGrowsItInline(t *testing.T) {
 		t.Fatalf("counters: adds %d, without address %d", n.counter(CounterAdds), n.counter(CounterNoFreeAddress))
 	}
 	var waiting int
-	n.update(func(tx *store.Tx) (err error) { waiting, err = tx.Waiting(time.Now()); return err })
+	n.update(func(tx *store.Tx) (err error) { waiting, err = waitingDefault(tx); return err })
 	if waiting != 0 {
 		t.Fatalf("%d waiting ADDs left behind", waiting)
 	}

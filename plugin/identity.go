@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/containernetworking/cni/pkg/types"
 
@@ -11,27 +10,18 @@ import (
 )
 
 // The state file is trusted within the kernel boot under which IMDS last
-// confirmed its node (reconcile.Trusted: a file read). After a boot the
+// confirmed its node (store.Node.VouchedFor: a file read). After a boot the
 // first process asks IMDS itself, within its deadline: a new instance made
 // from an image, or a state dir copied from another node, names another
 // instance, whose addresses are not this one's to hand out.
 
-// unconfirmed aborts the ADD's take transaction: node was not confirmed in
-// this boot.
-type unconfirmed struct{ node store.Node }
-
-func (u unconfirmed) Error() string {
-	return fmt.Sprintf("node %s not confirmed in this boot", u.node.InstanceID)
-}
-
-// trusted reports whether node may be used without asking IMDS: confirmed
-// in this boot, or by this process.
-func (c *call) trusted(node store.Node) bool {
+// bootID is the kernel's boot ID, read once a call.
+func (c *call) bootID() string {
 	if c.boot == nil {
 		b := reconcile.BootID()
 		c.boot = &b
 	}
-	return reconcile.Trusted(node, *c.boot) || (c.confirmedID != "" && node.InstanceID == c.confirmedID)
+	return *c.boot
 }
 
 // confirmNode asks IMDS whether node is this instance and records the boot when
@@ -40,11 +30,10 @@ func (c *call) confirmNode(node store.Node) error {
 	if c.foreign != nil && c.foreign.StoredID == node.InstanceID {
 		return *c.foreign
 	}
-	trusted := c.trusted(node) // reads the boot ID
-	if trusted {
+	if node.VouchedFor(c.bootID(), c.confirmedID) {
 		return nil
 	}
-	err := reconcile.Confirm(c.ctx, c.store, node, *c.boot)
+	err := reconcile.Confirm(c.ctx, c.store, node, c.bootID())
 	var f reconcile.Foreign
 	switch {
 	case errors.As(err, &f):

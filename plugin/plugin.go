@@ -57,8 +57,9 @@ type call struct {
 	limits      pool.Limits         // the instance's, read with the address
 	low         bool                // the ADD left the pool under its target
 	startRefill bool                // ... and claimed the background refill (store.TakeForPod)
-	wiring      *settings.Effective // wiringKnobs, once resolved
-	profile     string              // ADD: the network profile the pod picked (pickProfile); "" the default pool
+	resolved    *settings.Effective // knobs, once resolved (nil: not yet)
+	knobsErr    error               // ... and why they did not resolve
+	pool        store.PodPool       // ADD: the pod's pool, resolved before the take (pickPool)
 	boot        *string             // the kernel's boot ID, once read (identity.go)
 	confirmedID string              // the instance IMDS confirmed in this call
 	foreign     *reconcile.Foreign  // the state file is another instance's, as IMDS said in this call
@@ -121,18 +122,25 @@ func (c *call) hostVeth() string {
 	return netns.HostVethNameWith(c.wiringKnobs().VethPrefix, c.pod.Namespace, c.pod.Name, c.args.ContainerID)
 }
 
-// wiringKnobs are the carried aws-node knobs the pod's wiring follows (veth
-// prefix, pod MTU), resolved once. A bad configuration gives the defaults
-// here: ADD fails on it when it takes an address, and DEL must not.
-func (c *call) wiringKnobs() settings.Effective {
-	if c.wiring == nil {
+// knobs resolves the node's configuration (the environment and the file,
+// not the store's overrides: the take applies those) once a call.
+func (c *call) knobs() (settings.Effective, error) {
+	if c.resolved == nil {
 		e, err := c.cfg.Knobs(settings.Overrides{})
-		if err != nil {
-			e = settings.Effective{VethPrefix: netns.VethPrefix}
-		}
-		c.wiring = &e
+		c.resolved, c.knobsErr = &e, err
 	}
-	return *c.wiring
+	return *c.resolved, c.knobsErr
+}
+
+// wiringKnobs are the carried aws-node knobs the pod's wiring follows (veth
+// prefix, pod MTU). A bad configuration gives the defaults here: ADD fails
+// on it when it picks the pod's pool, and DEL must not.
+func (c *call) wiringKnobs() settings.Effective {
+	e, err := c.knobs()
+	if err != nil {
+		return settings.Effective{VethPrefix: netns.VethPrefix}
+	}
+	return e
 }
 
 // podMTU is the pod side's MTU: POD_MTU (or AWS_VPC_ENI_MTU, its default)

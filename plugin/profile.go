@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 
+	"vpc-cni/pool"
 	"vpc-cni/settings"
+	"vpc-cni/store"
 )
 
 // PodAnnotationsCapability is the runtimeConfig key under which containerd
@@ -44,38 +46,40 @@ func cut(s string) string {
 	return s
 }
 
-// pickProfile sets the ADD's profile from the pod's annotation, checked
-// against the node's configuration: a profile that is not configured, that
-// PROFILES does not list, or that is bound to other namespaces than the
-// pod's fails with code 7. The message names only what the pod asked for:
-// a pod learns nothing of the node's other profiles.
-func (c *call) pickProfile() error {
-	name, err := c.cfg.podProfile()
-	if err != nil || name == "" {
-		return err
-	}
-	e, err := c.cfg.Knobs(settings.Overrides{})
+// pickPool resolves the configuration and the pod's pool (its
+// vpc-cni.io/profile annotation; none: the default pool) before the take.
+// A profile that is not configured, that PROFILES does not list, or that is
+// bound to other namespaces than the pod's fails with code 7. The message
+// names only what the pod asked for: a pod learns nothing of the node's
+// other profiles.
+func (c *call) pickPool() error {
+	e, err := c.knobs()
 	if err != nil {
 		return err
 	}
-	asked := settings.ProfileAnnotation + "=" + name
-	p, ok := e.Profile(name)
+	annotation, err := c.cfg.podProfile()
+	if err != nil {
+		return err
+	}
+	name := pool.PoolOrDefault(annotation)
+	spec, ok := e.Spec(name)
+	asked := settings.ProfileAnnotation + "=" + annotation
 	switch {
 	case !ok:
 		return invalid("the pod's annotation %s names a profile this node does not have (no %s keys)",
-			asked, settings.ProfileKey(name, "*"))
-	case !p.Allowed:
+			asked, settings.ProfileKey(annotation, "*"))
+	case !spec.Allowed:
 		return invalid("the pod's annotation %s names a profile this node does not serve (not in %s, %s)",
 			asked, settings.Profiles, e.Value(settings.Profiles).Origin())
-	case !p.Admits(c.pod.Namespace):
+	case !spec.Admits(c.pod.Namespace):
 		return invalid("the pod's annotation %s: profile %s is not for pods of namespace %s (%s, %s)",
-			asked, name, namespaceText(c.pod.Namespace), settings.ProfileKey(name, settings.ProfileNamespaces),
-			e.Value(settings.ProfileKey(name, settings.ProfileNamespaces)).Origin())
-	case e.Pool.IPv4Off:
+			asked, annotation, namespaceText(c.pod.Namespace), settings.ProfileKey(annotation, settings.ProfileNamespaces),
+			e.Value(settings.ProfileKey(annotation, settings.ProfileNamespaces)).Origin())
+	case e.Pool.IPv4Off && name != pool.DefaultPool:
 		return invalid("the pod's annotation %s: a network profile gives pods an IPv4 of its ENIs, and this node gives pods none (%s=false)",
 			asked, settings.EnableIPv4)
 	}
-	c.profile = name
+	c.pool = store.PodPoolOf(spec)
 	return nil
 }
 

@@ -87,7 +87,7 @@ func (c *call) judge(v poolView, now time.Time) error {
 	if knobs.Pool.PodIPv6() && !v.v6.Prefix.IsValid() {
 		return unavailable("no IPv6 /80 on the primary ENI yet; the next reconcile pass assigns one")
 	}
-	full := reconcile.Fullness(v.node, knobs, v.snap, now, 0)
+	full := pool.Judge(v.node.Limits, pool.OnNode(knobs.Pool, v.node.PrefixCapable), v.snap, now, 0, knobs.NoProvisioning())
 	if why := cannotServe(full, v.last); why != "" && !knobs.Pool.IPv4Off && !c.podsRun(v.snap) {
 		// Never served and cannot: no pod of ours runs here to evict.
 		return unavailable("no pod address on the node and none can be had: " + why)

@@ -107,7 +107,7 @@ func TestStatusOfANodeWhoseSubnetIsFullIsReady(t *testing.T) {
 	n.add("c1")
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	n.update(func(tx *store.Tx) error {
-		return tx.PutPoolMeta(time.Time{}, until, "InsufficientFreeAddressesInSubnet")
+		return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: time.Time{}, GrowBlockedUntil: until, GrowBlockedWhy: "InsufficientFreeAddressesInSubnet"})
 	})
 	if err := n.status(growOn); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func take(t *testing.T, st *store.Store, key, netnsPath, veth string) store.Assi
 	t.Helper()
 	var a store.Assignment
 	err := st.Update(func(tx *store.Tx) (err error) {
-		a, err = tx.Take(store.Assignment{Key: key, ContainerID: key[:2], IfName: "eth0", Netns: netnsPath, HostVeth: veth}, now, 0)
+		a, err = tx.Take(store.Assignment{Key: key, ContainerID: key[:2], IfName: "eth0", Netns: netnsPath, HostVeth: veth}, now, pool.Config{})
 		return err
 	})
 	if err != nil {

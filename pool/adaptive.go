@@ -20,21 +20,17 @@ import "time"
 // returns to exactly its target. The WARM_ENI_TARGET rule already grows by
 // whole ENIs and ignores the knob.
 
-// RecentArrivals counts the pods that took an address in (now-window, now]:
-// the Assigned addresses whose Since lies in that span. 0 when window <= 0.
-func RecentArrivals(s Snapshot, now time.Time, window time.Duration) int {
-	return recentArrivals(s, now, window, "")
-}
-
-// recentArrivals is RecentArrivals among the ENIs of profile's pool.
-func recentArrivals(s Snapshot, now time.Time, window time.Duration, profile string) int {
+// RecentArrivals counts the pods of pool p that took an address in
+// (now-window, now]: the Assigned addresses of its ENIs whose Since lies in
+// that span. 0 when window <= 0.
+func RecentArrivals(s Snapshot, p Pool, now time.Time, window time.Duration) int {
 	if window <= 0 {
 		return 0
 	}
 	from := now.Add(-window)
 	n := 0
 	for i := range s.ENIs {
-		if !s.ENIs[i].ServesPool(profile) {
+		if !s.ENIs[i].ServesPool(p) {
 			continue
 		}
 		for j := range s.ENIs[i].Blocks {

@@ -61,10 +61,10 @@ func TestRecentArrivalsCountsTheWindowOnly(t *testing.T) {
 		{State: Cooling, Since: now},
 	}}
 	s := Snapshot{ENIs: []ENI{{Blocks: []Block{blk}}}}
-	if got := RecentArrivals(s, now, time.Minute); got != 1 {
+	if got := RecentArrivals(s, DefaultPool, now, time.Minute); got != 1 {
 		t.Errorf("RecentArrivals = %d, want 1", got)
 	}
-	if got := RecentArrivals(s, now, 0); got != 0 {
+	if got := RecentArrivals(s, DefaultPool, now, 0); got != 0 {
 		t.Errorf("RecentArrivals with the knob off = %d, want 0", got)
 	}
 }

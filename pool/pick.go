@@ -30,11 +30,11 @@ func FirstPodDevice(c Config) int {
 	return 0
 }
 
-func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int, profile string) (eniIndex, blockIndex, addrIndex int, ok bool) {
+func pickFrom(s Snapshot, now time.Time, cooldown time.Duration, firstDevice int, p Pool) (eniIndex, blockIndex, addrIndex int, ok bool) {
 	for _, e := range deviceOrder(s.ENIs) {
 		eni := &s.ENIs[e]
 		if !eni.Ready || eni.NotOurs() || eni.Card != 0 || eni.DeviceIndex < firstDevice ||
-			!eni.ServesPool(profile) || eni.GroupsDrift != "" {
+			!eni.ServesPool(p) || eni.GroupsDrift != "" {
 			continue
 		}
 		for b := range eni.Blocks {

@@ -1,6 +1,6 @@
 package pool
 
-// Network profiles (issue 26). Each profile has its own pool: ENIs created
+// Network profiles. Each profile has its own pool: ENIs created
 // in its subnets with its security groups, tagged with its name, serving only
 // its pods. Compute and the pick run once per pool, with Config.Profile
 // naming it; the pool sees only its own ENIs (ENI.Profile == Config.Profile).
@@ -12,42 +12,41 @@ package pool
 // (ENI.GroupsDrift) keeps the addresses its pods hold, gets no new pod, is
 // not grown, and its free blocks go back as excess.
 
-// ForPool is the snapshot as profile's pool sees it: that pool's own timers
-// (Snapshot.Profiles) in place of the default pool's. The ENIs are left as
-// they are: the policy tells its own from the foreign ones.
-func ForPool(s Snapshot, profile string) Snapshot {
-	if profile == "" {
-		return s
-	}
-	t := s.Profiles[profile]
+// ForPool is the snapshot as pool p sees it: that pool's own timers in
+// place of the top-level ones. The ENIs are left as they are: the policy
+// tells its own from the foreign ones.
+func ForPool(s Snapshot, p Pool) Snapshot {
+	t := TimersOf(s, p)
 	s.ExcessSince, s.GrowBlockedUntil, s.GrowBlockedWhy = t.ExcessSince, t.GrowBlockedUntil, t.GrowBlockedWhy
 	return s
 }
 
-// TimersOf returns the pool's timers as the snapshot holds them.
-func TimersOf(s Snapshot, profile string) Timers {
-	if profile == "" {
-		return Timers{ExcessSince: s.ExcessSince, GrowBlockedUntil: s.GrowBlockedUntil, GrowBlockedWhy: s.GrowBlockedWhy}
+// TimersOf returns pool p's timers as the snapshot holds them: the default
+// pool's are the top-level fields (as the state file keeps them), a
+// profile's in Profiles.
+func TimersOf(s Snapshot, p Pool) Timers {
+	if p != DefaultPool {
+		return s.Profiles[p]
 	}
-	return s.Profiles[profile]
+	return Timers{ExcessSince: s.ExcessSince, GrowBlockedUntil: s.GrowBlockedUntil, GrowBlockedWhy: s.GrowBlockedWhy}
 }
 
 // ServesPool reports whether the ENI belongs to the pool of profile.
-func (e ENI) ServesPool(profile string) bool { return e.Profile == profile }
+func (e ENI) ServesPool(p Pool) bool { return e.Profile == p }
 
 // Placeholder is the ENI a planned CreateENI will make: a pool planned after
 // the one that made the action sees its device index and slot taken.
 func Placeholder(a Action) ENI {
-	return ENI{ID: "planned-" + a.Profile, DeviceIndex: a.DeviceIndex, Profile: a.Profile, Class: Ours}
+	return ENI{ID: "planned-" + string(a.Profile), DeviceIndex: a.DeviceIndex, Profile: a.Profile, Class: Ours}
 }
 
 // PoolENIs counts the card 0 ENIs of profile's pool and of the other pools
 // (not-ours ENIs are neither: Figures.NotOurs counts them).
-func PoolENIs(s Snapshot, profile string) (own, others int) {
+func PoolENIs(s Snapshot, p Pool) (own, others int) {
 	for _, e := range s.ENIs {
 		switch {
-		case e.Card != 0 || e.NotOurs() && !e.ServesPool(profile):
-		case e.ServesPool(profile):
+		case e.Card != 0 || e.NotOurs() && !e.ServesPool(p):
+		case e.ServesPool(p):
 			own++
 		default:
 			others++
@@ -64,7 +63,7 @@ func PoolENIs(s Snapshot, profile string) (own, others int) {
 // last ENI slot. Each pool sees the ENIs the pools planned before it will
 // create (Placeholder), so no two ask for one device index or one slot. The
 // plans come back in pools' order. Pure, as Compute.
-func ComputePools(in Input, pools []Config, waiting map[string]int) []Plan {
+func ComputePools(in Input, pools []Config, waiting map[Pool]int) []Plan {
 	order := make([]int, 0, len(pools))
 	for _, first := range []bool{true, false} {
 		for i, c := range pools {

@@ -13,16 +13,16 @@ import (
 type poolSim struct {
 	*sim
 	pools   []Config
-	waiting map[string]int
+	waiting map[Pool]int
 }
 
 func newPoolSim(t tb, l Limits, pools ...Config) *poolSim {
 	s := newSim(t, l, pools[0])
-	s.in.Snapshot.Profiles = map[string]Timers{}
-	return &poolSim{sim: s, pools: pools, waiting: map[string]int{}}
+	s.in.Snapshot.Profiles = map[Pool]Timers{}
+	return &poolSim{sim: s, pools: pools, waiting: map[Pool]int{}}
 }
 
-func profileCfg(name string, c Config) Config {
+func profileCfg(name Pool, c Config) Config {
 	c.Profile = name
 	return c
 }
@@ -57,7 +57,7 @@ func (m *poolSim) steadyAll() {
 	m.t.Fatalf("no steady state after 100 rounds")
 }
 
-func (m *poolSim) config(profile string) Config {
+func (m *poolSim) config(profile Pool) Config {
 	for _, c := range m.pools {
 		if c.Profile == profile {
 			return c
@@ -68,7 +68,7 @@ func (m *poolSim) config(profile string) Config {
 }
 
 // addPodTo gives a pod of profile an address; false when its pool has none.
-func (m *poolSim) addPodTo(profile string) (ENI, bool) {
+func (m *poolSim) addPodTo(profile Pool) (ENI, bool) {
 	e, b, a, ok := PickPodAddress(m.in.Snapshot, m.in.Now, m.config(profile))
 	if !ok {
 		return ENI{}, false
@@ -79,7 +79,7 @@ func (m *poolSim) addPodTo(profile string) (ENI, bool) {
 	return m.in.Snapshot.ENIs[e], true
 }
 
-func (m *poolSim) enisOf(profile string) []ENI {
+func (m *poolSim) enisOf(profile Pool) []ENI {
 	var out []ENI
 	for _, e := range m.in.Snapshot.ENIs {
 		if e.Profile == profile {
@@ -97,7 +97,7 @@ var (
 func TestEveryProfileGetsItsOwnENIAndPodsStayInTheirPool(t *testing.T) {
 	m := newPoolSim(t, t2medium, warmIP2, profileCfg("gold", warmIP2), profileCfg("blue", warmIP2))
 	m.steadyAll()
-	for _, name := range []string{"gold", "blue"} {
+	for _, name := range []Pool{"gold", "blue"} {
 		if n := len(m.enisOf(name)); n != 1 {
 			t.Fatalf("profile %s has %d ENIs, want 1", name, n)
 		}
@@ -110,7 +110,7 @@ func TestEveryProfileGetsItsOwnENIAndPodsStayInTheirPool(t *testing.T) {
 		devices[e.DeviceIndex] = true
 	}
 	for range 4 {
-		for _, name := range []string{"", "gold", "blue"} {
+		for _, name := range []Pool{"", "gold", "blue"} {
 			e, ok := m.addPodTo(name)
 			if !ok {
 				t.Fatalf("no address for a pod of %q", name)
@@ -160,8 +160,8 @@ func TestAProfileCannotGrowPastTheNodesENISlots(t *testing.T) {
 	if got := len(m.in.Snapshot.ENIs); got != 3 {
 		t.Fatalf("%d ENIs, want the instance's 3", got)
 	}
-	starved := ""
-	for _, name := range []string{"gold", "blue"} {
+	starved := Pool("")
+	for _, name := range []Pool{"gold", "blue"} {
 		if len(m.enisOf(name)) == 0 {
 			starved = name
 		}
@@ -242,9 +242,9 @@ func TestAProfileReleasesOnlyItsOwnExcess(t *testing.T) {
 	}
 }
 
-func (m *poolSim) delPodOf(profile string, _ int) {
+func (m *poolSim) delPodOf(profile Pool, _ int) {
 	for _, ad := range m.addrs() {
-		if ad.State == Assigned && len(ad.Owner) > len(profile) && ad.Owner[:len(profile)+1] == profile+"-" {
+		if ad.State == Assigned && len(ad.Owner) > len(profile) && ad.Owner[:len(profile)+1] == string(profile)+"-" {
 			ad.State, ad.Since, ad.Owner = Cooling, m.in.Now, ""
 			return
 		}
@@ -307,7 +307,7 @@ func TestOtherPoolsPodsCountAgainstMaxPods(t *testing.T) {
 	}
 }
 
-func (m *poolSim) heldBy(profile string) int {
+func (m *poolSim) heldBy(profile Pool) int {
 	n := 0
 	for _, e := range m.enisOf(profile) {
 		for _, b := range e.Blocks {
@@ -322,17 +322,17 @@ func (m *poolSim) heldBy(profile string) int {
 // and a pod always gets an address of its own pool.
 func TestPoolsStayApartProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		names := []string{"", "gold", "blue"}
+		names := []Pool{"", "gold", "blue"}
 		var pools []Config
 		for _, n := range names {
 			c := Config{Cooldown: 30 * time.Second, ReleaseDelay: time.Minute}
-			switch rapid.IntRange(0, 2).Draw(rt, "rule "+n) {
+			switch rapid.IntRange(0, 2).Draw(rt, "rule "+string(n)) {
 			case 0:
-				c.WarmENITarget = rapid.IntRange(0, 1).Draw(rt, "warm eni "+n)
+				c.WarmENITarget = rapid.IntRange(0, 1).Draw(rt, "warm eni "+string(n))
 			case 1:
-				c.WarmIPTarget = rapid.IntRange(1, 4).Draw(rt, "warm ip "+n)
+				c.WarmIPTarget = rapid.IntRange(1, 4).Draw(rt, "warm ip "+string(n))
 			default:
-				c.MinIPTarget = rapid.IntRange(1, 6).Draw(rt, "min ip "+n)
+				c.MinIPTarget = rapid.IntRange(1, 6).Draw(rt, "min ip "+string(n))
 			}
 			pools = append(pools, profileCfg(n, c))
 		}

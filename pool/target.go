@@ -38,7 +38,7 @@ func newPolicy(in Input) *policy {
 	p := &policy{in: in, pd: c.PrefixDelegation, warmIP: c.WarmIPTarget, minIP: c.MinIPTarget, unit: 1}
 	p.maxENIs, p.perENI = EffectiveMaxENIs(in.Limits, c), SlotsPerENI(in.Limits)
 	p.maxPods = PodCapacity(in.Limits, c, NotOursSlots(in.Snapshot)).MaxPods
-	p.ahead = recentArrivals(in.Snapshot, in.Now, c.AdaptiveWindow, c.Profile)
+	p.ahead = RecentArrivals(in.Snapshot, c.Profile, in.Now, c.AdaptiveWindow)
 	if p.pd {
 		p.unit = PrefixSize
 	}
@@ -66,7 +66,7 @@ func newPolicy(in Input) *policy {
 		p.name = fmt.Sprintf("WARM_ENI_TARGET=%d", c.WarmENITarget)
 	}
 	if c.Profile != "" && !c.Retired {
-		p.name = "profile " + c.Profile + ": " + p.name
+		p.name = "profile " + string(c.Profile) + ": " + p.name
 	}
 	if p.pd && in.Now.Before(in.Snapshot.NoPrefixesUntil) {
 		p.singles = p.singlesPolicy()

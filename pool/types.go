@@ -61,7 +61,7 @@ type Config struct {
 	// Profile names the pool this configuration governs: "" is the node's
 	// default pool, else a network profile's (PROFILE_<NAME>_* keys). A
 	// pool sees only its own ENIs; the others only take their ENI slots.
-	Profile string `json:"profile,omitempty"`
+	Profile Pool `json:"profile,omitempty"`
 	// Retired: a profile no longer configured whose ENIs are still
 	// attached: its pool keeps what its pods hold and gives the rest back.
 	Retired bool `json:"retired,omitempty"`
@@ -105,7 +105,7 @@ type ENI struct {
 	// default pool), from its vpc-cni.io/profile tag. GroupsDrift says why
 	// its security groups are not its profile's any more ("" when they
 	// are): it then gets no new pods (a reconcile pass sets it).
-	Profile     string
+	Profile     Pool
 	GroupsDrift string
 	// Groups: a profile ENI's security groups, sorted, as EC2 showed them
 	// when they were last checked against its profile's; a pass at rest
@@ -131,7 +131,7 @@ type Snapshot struct {
 	FullSubnets map[string]time.Time
 	// Profiles holds each profile pool's own timers, by profile name; the
 	// fields above are the default pool's (ForPool swaps them in).
-	Profiles map[string]Timers
+	Profiles map[Pool]Timers
 }
 
 // Timers are one pool's growth and release timers.
@@ -170,7 +170,7 @@ type Action struct {
 	DeviceIndex int            `json:"deviceIndex"`
 	Count       int            `json:"count,omitempty"`   // addresses, or prefixes when Prefixes
 	Prefixes    bool           `json:"prefixes"`          // the unit is a /28 prefix
-	Profile     string         `json:"profile,omitempty"` // the pool the action is for (CreateENI: the new ENI's profile)
+	Profile     Pool           `json:"profile,omitempty"` // the pool the action is for (CreateENI: the new ENI's profile)
 	Release     []netip.Prefix `json:"release,omitempty"` // blocks to unassign
 	Reason      string         `json:"reason"`
 }
@@ -190,7 +190,7 @@ type Figures struct {
 	// Others: card 0 ENIs of the other pools (network profiles, or the
 	// default pool for a profile's figures): each takes one of MaxENIs.
 	Others  int    `json:"otherPools,omitempty"`
-	Profile string `json:"profile,omitempty"` // the pool: "" for the default, else the profile
+	Profile Pool   `json:"profile,omitempty"` // the pool: "" for the default, else the profile
 	MaxENIs int    `json:"maxEnis"`           // min(MAX_ENI, instance limit)
 	MaxPods int    `json:"maxPods"`
 	NotOurs int    `json:"notOurs,omitempty"` // card 0 slots taken by ENIs that are not vpc-cni's (counted in MaxENIs and MaxPods)

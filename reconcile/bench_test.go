@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -118,7 +119,7 @@ func (n *node) markWaiting(keys []string, on bool) {
 		for _, k := range keys {
 			var err error
 			if on {
-				err = tx.PutWaiter(k, n.clock.Now().Add(time.Minute), n.clock.Now())
+				err = tx.PutWaiter(k, pool.DefaultPool, n.clock.Now().Add(time.Minute), n.clock.Now())
 			} else {
 				err = tx.DeleteWaiter(k)
 			}

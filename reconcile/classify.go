@@ -20,14 +20,21 @@ type ClassRules struct {
 	// ENIs must have; an ENI of a profile with others drifted (no new pods).
 	// A profile whose groups are given by tag is here only when this pass
 	// resolved them: its ENIs' drift is judged only then.
-	ProfileGroups map[string][]string
+	ProfileGroups map[pool.Pool][]string
 	// IMDSProfiles: the pool of ENIs new to the store as IMDS's groups
 	// tell it (IMDS-only mode, imdsprofiles.go), by ENI ID.
 	IMDSProfiles map[string]imdsProfile
 }
 
+// checksGroups reports whether the ENIs of pool p must keep the groups its
+// configuration gives (a profile's): they record the groups last checked.
+func (r ClassRules) checksGroups(p pool.Pool) bool {
+	_, ok := r.ProfileGroups[p]
+	return ok
+}
+
 func (p *pass) classRules() ClassRules {
-	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[string][]string{},
+	r := ClassRules{InstanceID: p.node.InstanceID, ManageUntagged: p.cfg.ManageUntaggedENI, ProfileGroups: map[pool.Pool][]string{},
 		IMDSProfiles: p.imdsPools}
 	for _, prof := range p.cfg.Profiles {
 		if !prof.GroupsByTag() {
@@ -62,9 +69,9 @@ func createdHere(t cloud.ENIInfo, instanceID string) bool {
 func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bool) []Finding {
 	if t.Described {
 		e.Facts = factsOf(t, r.InstanceID)
-		e.Profile = t.Tags[settings.ProfileTag]
+		e.Profile = pool.PoolOrDefault(t.Tags[settings.ProfileTag])
 		if e.Primary() {
-			e.Profile = "" // the node's own ENI is the default pool's, whatever its tags
+			e.Profile = pool.DefaultPool // the node's own ENI is the default pool's, whatever its tags
 		}
 		if strings.HasPrefix(e.GroupsDrift, ProfileUnknown) {
 			e.GroupsDrift = "" // its tag tells its pool: settled
@@ -103,7 +110,7 @@ func classify(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNew bo
 // are left as they are.
 func groupsDrift(e *pool.ENI, t cloud.ENIInfo, r ClassRules) []Finding {
 	want, ok := r.ProfileGroups[e.Profile]
-	if !t.Described || e.Profile == "" || !ok {
+	if !t.Described || !ok { // ProfileGroups holds no default pool
 		return nil
 	}
 	was := e.GroupsDrift

@@ -130,7 +130,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 		}
 	}
 	for _, res := range results {
-		if res.Profile != "" && isGroupsError(res.Err) {
+		if isGroupsError(res.Err) { // only a profile's groups are resolved by tag
 			if err := p.groupsBackoff(tx, res, now); err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 				return err
 			}
 			why := "subnet exhausted: " + res.Err.Error()
-			return tx.PutPoolMeta(snap.ExcessSince, now.Add(subnetBackoff), why)
+			return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: snap.ExcessSince, GrowBlockedUntil: now.Add(subnetBackoff), GrowBlockedWhy: why})
 		}
 	}
 	return nil
@@ -166,7 +166,7 @@ func (p *pass) noteBackoff(tx *store.Tx, results []result, now time.Time) error 
 func createdENI(res result, now time.Time, r ClassRules) pool.ENI {
 	e := eniFrom(*res.Created, res.Place.CIDR, now, r)
 	e.Profile = res.Place.Profile
-	if e.Profile != "" {
+	if r.checksGroups(e.Profile) {
 		e.Groups = sortedCopy(res.Created.SecurityGroups) // what the at-rest check compares IMDS with
 	}
 	return e

@@ -153,7 +153,7 @@ func (n *node) addPod() (store.Assignment, error) {
 func (n *node) takeFor(key string) (store.Assignment, error) {
 	var got store.Assignment
 	err := n.st.Update(func(tx *store.Tx) (err error) {
-		got, err = tx.Take(store.Assignment{Key: key}, n.clock.Now(), n.cooldown())
+		got, err = tx.Take(store.Assignment{Key: key}, n.clock.Now(), pool.Config{Cooldown: n.cooldown()})
 		return err
 	})
 	return got, err

@@ -33,12 +33,6 @@ func BootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// Trusted reports whether node was confirmed against IMDS in this boot: a
-// file read, no IMDS call.
-func Trusted(node store.Node, boot string) bool {
-	return boot != "" && node.ConfirmedBoot == boot
-}
-
 // Foreign is a state file whose node is another instance than the one IMDS
 // names: nothing of it may be used on this one.
 type Foreign struct {

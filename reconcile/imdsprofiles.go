@@ -26,9 +26,9 @@ const ProfileUnknown = "pool unknown without EC2: "
 
 // imdsProfile is what IMDS says of an ENI's pool.
 type imdsProfile struct {
-	Profile string   // the pool ("" the default) when Unknown is ""
-	Unknown string   // why no pool can be told (ProfileUnknown...)
-	Groups  []string // its groups as IMDS shows them, sorted
+	Profile pool.Pool // the pool ("" the default) when Unknown is ""
+	Unknown string    // why no pool can be told (ProfileUnknown...)
+	Groups  []string  // its groups as IMDS shows them, sorted
 }
 
 // imdsProfiles judges, from IMDS, the pool of every secondary ENI of card 0
@@ -75,10 +75,10 @@ func (p *pass) poolByGroups(home placement, subnet string, groups []string) imds
 		switch {
 		case prof.GroupsByTag():
 			if containsAll(groups, prof.SecurityGroups) {
-				byTag = append(byTag, prof.Name)
+				byTag = append(byTag, string(prof.Name))
 			}
 		case sameGroups(groups, cmpGroups(prof.SecurityGroups, p.node.SecurityGroups)) && p.inProfileSubnets(prof, subnet):
-			fits = append(fits, "profile "+prof.Name)
+			fits = append(fits, "profile "+string(prof.Name))
 		}
 	}
 	switch {
@@ -91,7 +91,7 @@ func (p *pass) poolByGroups(home placement, subnet string, groups []string) imds
 	case len(fits) > 1:
 		out.Unknown = fmt.Sprintf("%sits groups %v in %s fit %s", ProfileUnknown, out.Groups, subnet, strings.Join(fits, " and "))
 	case len(fits) == 1:
-		out.Profile = strings.TrimPrefix(fits[0], "profile ")
+		out.Profile = pool.Pool(strings.TrimPrefix(fits[0], "profile "))
 		if fits[0] == "the default pool" {
 			out.Profile = ""
 		}
@@ -130,14 +130,14 @@ func poolFromIMDS(e *pool.ENI, old pool.ENI, t cloud.ENIInfo, r ClassRules, isNe
 		return nil
 	}
 	e.Profile, e.GroupsDrift, e.Groups = j.Profile, j.Unknown, nil
-	if j.Profile != "" {
+	if r.checksGroups(j.Profile) {
 		e.Groups = j.Groups
 	}
 	switch {
 	case j.Unknown != "" && j.Unknown != old.GroupsDrift:
 		return []Finding{{"profile-unknown", fmt.Sprintf("ENI %s (device %d): %s; it gets no new pods until a pass reading EC2 "+
 			"(%s=false) finds its %s tag", t.ID, t.DeviceIndex, strings.TrimPrefix(j.Unknown, ProfileUnknown), settings.IMDSOnlyMode, settings.ProfileTag)}}
-	case j.Profile != "":
+	case r.checksGroups(j.Profile):
 		return []Finding{{"profile-by-groups", fmt.Sprintf("ENI %s (device %d) serves profile %s: IMDS shows its groups %v (no EC2 read for its tag)",
 			t.ID, t.DeviceIndex, j.Profile, j.Groups)}}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -35,7 +36,7 @@ func imdsOnlyRebuild(t *testing.T, n *node, extra env) (*node, *Report) {
 func storedPools(n *node) map[string]string {
 	out := map[string]string{}
 	for _, e := range n.snapshot().ENIs {
-		out[e.ID] = e.Profile
+		out[e.ID] = string(e.Profile)
 		if strings.HasPrefix(e.GroupsDrift, ProfileUnknown) {
 			out[e.ID] = "?"
 		}
@@ -60,7 +61,7 @@ func TestAnIMDSOnlyRebuildKnowsTheProfilesByTheirGroups(t *testing.T) {
 	}
 	fresh.pass()
 	err := fresh.st.Update(func(tx *store.Tx) error {
-		a, err := tx.TakeProfile(store.Assignment{Key: "g/eth0"}, fresh.clock.Now(), fresh.cooldown(), "gold")
+		a, err := tx.Take(store.Assignment{Key: "g/eth0"}, fresh.clock.Now(), pool.Config{Cooldown: fresh.cooldown(), Profile: "gold"})
 		if err != nil || a.ENIID != gold.ID {
 			t.Fatalf("gold's pod: %+v %v, want an address on %s", a, err, gold.ID)
 		}
@@ -94,7 +95,7 @@ func TestAnIMDSOnlyRebuildReportsAnENIItCannotPlace(t *testing.T) {
 	fresh.pass()
 	err := fresh.st.Update(func(tx *store.Tx) error {
 		for _, profile := range []string{"gold", "twin", ""} {
-			a, err := tx.TakeProfile(store.Assignment{Key: "p-" + profile + "/eth0"}, fresh.clock.Now(), fresh.cooldown(), profile)
+			a, err := tx.Take(store.Assignment{Key: "p-" + profile + "/eth0"}, fresh.clock.Now(), pool.Config{Cooldown: fresh.cooldown(), Profile: pool.Pool(profile)})
 			if err == nil && a.ENIID == gold.ID {
 				t.Fatalf("a pod of pool %q got %s on the unplaced %s", profile, a.IP, gold.ID)
 			}

@@ -11,7 +11,6 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/internal/ec2sim"
-	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -44,11 +43,13 @@ func (n *node) ipv6Pool() store.IPv6Pool {
 
 // take6 takes as the plugin's ADD does, under the node's knobs.
 func (n *node) take6(key string) (store.Assignment, error) {
-	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
-		e, err := settings.Resolve(o, settings.Inputs{Env: n.env.lookup})
-		return OnNode(e.Pool, node), err
+	e, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: n.env.lookup})
+	if err != nil {
+		return store.Assignment{}, err
 	}
-	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), knobs, false)
+	in := store.PodPoolOf(e.Specs()[0])
+	in.Boot = BootID()
+	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), in, false)
 	return res.Assignment, err
 }
 

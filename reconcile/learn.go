@@ -72,5 +72,6 @@ func nodeFrom(id cloud.Identity, limits pool.Limits, info cloud.InstanceTypeInfo
 		VPCID: id.VPCID, VPCCIDRs: id.VPCCIDRs, SubnetID: id.SubnetID, SubnetCIDR: id.SubnetCIDR,
 		PrimaryENI: id.PrimaryENI, PrimaryMAC: id.PrimaryMAC, PrimaryIP: id.PrimaryIP,
 		SecurityGroups: id.SecurityGroups, Limits: limits, Hypervisor: info.Hypervisor, LearnedAt: now,
+		PrefixCapable: cloud.PrefixCapable(info.Hypervisor),
 	}
 }

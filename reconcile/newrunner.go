@@ -22,7 +22,7 @@ func NewRunner(ctx context.Context, st *store.Store, in settings.Inputs, userAge
 	}
 	region := ""
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		if Trusted(node, BootID()) { // a file from another instance may name another region
+		if node.VouchedFor(BootID(), "") { // a file from another instance may name another region
 			region = node.Region // learnt once; saves an IMDS call per pass
 		}
 	}

@@ -26,7 +26,7 @@ type placement struct {
 	discover bool
 	// Profile: the network profile of the new ENI ("" the default pool);
 	// subnets and subnetTags: the subnets it may go to (profiles.go).
-	Profile    string
+	Profile    pool.Pool
 	subnets    []string
 	subnetTags map[string]string
 	// byTag: the profile's groups are given by tag; place resolves them
@@ -102,11 +102,11 @@ func (p *pass) place(ctx context.Context, steps []step) error {
 		need := addressesOf(s.Action)
 		forCluster := cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
 		sub, ok := chooseSubnet(forCluster, p.node.SubnetID, p.fullSubnets, p.now(), need)
-		if s.Place.Profile != "" {
+		if s.Place.namesSubnets() {
 			sub, ok = profileSubnet(subnets, s.Place, p.fullSubnets, p.now(), need)
 		}
 		switch {
-		case !ok && s.Place.Profile != "":
+		case !ok && s.Place.namesSubnets():
 			s.placeErr = noProfileSubnet(p.node.AZ, subnets, s.Place, p.fullSubnets, p.now(), need)
 			continue
 		case !ok:

@@ -59,7 +59,7 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 			excludePrimary(&merged)
 		}
 		p.rep.Findings = append(p.rep.Findings, findings...)
-		waiting, err := tx.WaitingByPool(now)
+		waiting, err := tx.Waiting(now)
 		if err != nil {
 			return err
 		}
@@ -81,8 +81,8 @@ func (p *pass) mergeAndPlanOnce(truth []cloud.ENIInfo, ev Evidence, mayAsk, grow
 // pool.ComputePools) and reports them: Report.Plan holds the default pool's
 // figures and every pool's actions, in the order they run; Report.Profiles
 // each profile's plan.
-func (p *pass) planPools(merged pool.Snapshot, now time.Time, waiting map[string]int, growOnly bool) []pool.Plan {
-	pools := Pools(p.cfg, p.node, merged)
+func (p *pass) planPools(merged pool.Snapshot, now time.Time, waiting map[pool.Pool]int, growOnly bool) []pool.Plan {
+	pools := pool.Pools(p.cfg.PoolConfigs(), merged, cloud.PrefixCapable(p.node.Hypervisor))
 	pools[0] = p.cfg.Pool // as the pass resolved it (checkPrefixCapable)
 	plans := pool.ComputePools(pool.Input{Limits: p.node.Limits, Snapshot: merged, Now: now}, pools, waiting)
 	var all []pool.Action
@@ -211,7 +211,7 @@ func writeMerge(tx *store.Tx, before, after pool.Snapshot, findings []Finding, n
 // recordIntents writes one intent per action and marks released blocks. New
 // ENIs are placed at their pool's home (subnet discovery may move them
 // before the call).
-func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, homes map[string]placement, now time.Time) ([]step, error) {
+func recordIntents(tx *store.Tx, snap pool.Snapshot, actions []pool.Action, homes map[pool.Pool]placement, now time.Time) ([]step, error) {
 	var steps []step
 	for _, a := range actions {
 		if a.Kind == pool.DeleteENI && len(a.Release) == 0 {

@@ -32,7 +32,7 @@ type groupSet struct {
 // groupsError is a profile whose groups could not be resolved: no ENI is
 // created for it (EC2 would give an ENI with no group the VPC's default).
 type groupsError struct {
-	Profile string
+	Profile pool.Pool
 	Err     error
 }
 
@@ -54,7 +54,7 @@ func (p *pass) profileGroups(ctx context.Context, prof settings.Profile) ([]stri
 		err = &groupsError{Profile: prof.Name, Err: err}
 	}
 	if p.groupSets == nil {
-		p.groupSets = map[string]groupSet{}
+		p.groupSets = map[pool.Pool]groupSet{}
 	}
 	p.groupSets[prof.Name] = groupSet{groups, err}
 	return groups, err
@@ -64,7 +64,7 @@ func (p *pass) profileGroups(ctx context.Context, prof settings.Profile) ([]stri
 // (one call per key, its values together) and adds its IDs. Every selector
 // must match a group; the union must fit on one ENI.
 func (p *pass) lookupGroups(ctx context.Context, prof settings.Profile) ([]string, error) {
-	key := settings.ProfileKey(prof.Name, settings.ProfileSecurityGroups)
+	key := settings.ProfileKey(string(prof.Name), settings.ProfileSecurityGroups)
 	set := slices.Clone(prof.SecurityGroups)
 	var keys []string
 	values := map[string][]string{}
@@ -94,14 +94,14 @@ func (p *pass) lookupGroups(ctx context.Context, prof settings.Profile) ([]strin
 		}
 	}
 	if len(unmatched) > 0 {
-		return nil, &cloud.Error{Op: "profile " + prof.Name, Kind: cloud.KindNotFound, Msg: fmt.Sprintf(
+		return nil, &cloud.Error{Op: "profile " + string(prof.Name), Kind: cloud.KindNotFound, Msg: fmt.Sprintf(
 			"no security group of %s matches %s (%s): no ENI of profile %s is created until one does",
 			p.node.VPCID, strings.Join(unmatched, ", "), key, prof.Name)}
 	}
 	slices.Sort(set)
 	set = slices.Compact(set)
 	if len(set) > settings.MaxProfileGroups {
-		return nil, &cloud.Error{Op: "profile " + prof.Name, Kind: cloud.KindOther, Msg: fmt.Sprintf(
+		return nil, &cloud.Error{Op: "profile " + string(prof.Name), Kind: cloud.KindOther, Msg: fmt.Sprintf(
 			"%s selects %d security groups %v; an ENI has at most %d", key, len(set), set, settings.MaxProfileGroups)}
 	}
 	return set, nil
@@ -164,7 +164,7 @@ func (p *pass) resolveForDrift(ctx context.Context, truth []cloud.ENIInfo) {
 func (p *pass) driftCheckDue(prof settings.Profile, truth []cloud.ENIInfo, stored map[string]pool.ENI) bool {
 	has := false
 	for _, t := range truth {
-		if !t.Described || !t.Attached || t.Tags[settings.ProfileTag] != prof.Name || t.DeviceIndex == 0 && t.NetworkCard == 0 {
+		if !t.Described || !t.Attached || pool.PoolOrDefault(t.Tags[settings.ProfileTag]) != prof.Name || t.DeviceIndex == 0 && t.NetworkCard == 0 {
 			continue
 		}
 		has = true
@@ -178,8 +178,8 @@ func (p *pass) driftCheckDue(prof settings.Profile, truth []cloud.ENIInfo, store
 
 // groupsConfigChanged reports whether the profile's SECURITY_GROUPS differ
 // from the last pass's.
-func (p *pass) groupsConfigChanged(profile string) bool {
-	key := settings.ProfileKey(profile, settings.ProfileSecurityGroups)
+func (p *pass) groupsConfigChanged(profile pool.Pool) bool {
+	key := settings.ProfileKey(string(profile), settings.ProfileSecurityGroups)
 	return slices.ContainsFunc(p.rep.Changed, func(c settings.Change) bool { return c.Name == key })
 }
 

@@ -18,12 +18,12 @@ import (
 // each configured profile its groups (the primary ENI's when it names none)
 // in its subnets: the node's subnet when it names none, else subnet
 // discovery among the subnets of the node's zone it names by ID or tag.
-func (p *pass) homes() (map[string]placement, error) {
+func (p *pass) homes() (map[pool.Pool]placement, error) {
 	home, err := p.home()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]placement{"": home}
+	out := map[pool.Pool]placement{pool.DefaultPool: home}
 	for _, prof := range p.cfg.Profiles {
 		if prof.Allowed {
 			out[prof.Name] = p.profileHome(prof)
@@ -65,6 +65,11 @@ func profileSubnet(subnets []cloud.Subnet, h placement, full map[string]time.Tim
 	return best, found
 }
 
+// namesSubnets reports whether the pool's configuration names the subnets
+// its new ENIs may go to (a profile's SUBNETS): subnet discovery then
+// chooses among those, not among the cluster's.
+func (h placement) namesSubnets() bool { return len(h.subnets) > 0 || len(h.subnetTags) > 0 }
+
 // selects reports whether the profile's subnets name s.
 func (h placement) selects(s cloud.Subnet) bool {
 	if slices.Contains(h.subnets, s.ID) {
@@ -95,9 +100,9 @@ func noProfileSubnet(az string, subnets []cloud.Subnet, h placement, full map[st
 	if len(seen) > 0 {
 		what = strings.Join(seen, ", ")
 	}
-	return &cloud.Error{Op: "profile " + h.Profile, Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
+	return &cloud.Error{Op: "profile " + string(h.Profile), Kind: cloud.KindSubnetFull, Msg: fmt.Sprintf(
 		"no subnet of profile %s in %s has %d free addresses for a new ENI (%s: %s)", h.Profile, az, need,
-		settings.ProfileKey(h.Profile, settings.ProfileSubnets)+"="+strings.Join(named, ","), what)}
+		settings.ProfileKey(string(h.Profile), settings.ProfileSubnets)+"="+strings.Join(named, ","), what)}
 }
 
 func tagList(tags map[string]string) []string {
@@ -110,11 +115,11 @@ func tagList(tags map[string]string) []string {
 }
 
 // profileTags are the tags of a new ENI of profile (none for the default pool).
-func profileTags(tags map[string]string, profile string) map[string]string {
+func profileTags(tags map[string]string, profile pool.Pool) map[string]string {
 	if profile == "" {
 		return tags
 	}
-	out := map[string]string{settings.ProfileTag: profile}
+	out := map[string]string{settings.ProfileTag: string(profile)}
 	for k, v := range tags {
 		out[k] = v
 	}
@@ -133,8 +138,8 @@ func profileTags(tags map[string]string, profile string) map[string]string {
 func (p *pass) profileGroupsChanged(ctx context.Context, snap pool.Snapshot) string {
 	want := p.classRules().ProfileGroups
 	for _, e := range snap.ENIs {
-		prof, configured := p.cfg.Profile(e.Profile)
-		if e.Profile == "" || !configured || e.MAC == "" {
+		prof, configured := p.cfg.Profile(e.Profile) // the default pool is no profile
+		if !configured || e.MAC == "" {
 			continue
 		}
 		if prof.GroupsByTag() && p.groupsConfigChanged(prof.Name) {
@@ -181,7 +186,7 @@ func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
 func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
 	var out []netip.Prefix
 	for _, e := range snap.ENIs {
-		if p, ok := cfg.Profile(e.Profile); !ok || e.Profile == "" || p.SNAT != settings.SNATNone {
+		if spec, ok := cfg.Spec(e.Profile); !ok || spec.SNAT != settings.SNATNone {
 			continue
 		}
 		for _, b := range e.Blocks {
@@ -197,7 +202,7 @@ func KeepSource(cfg settings.Effective, snap pool.Snapshot) []netip.Prefix {
 // their source from their pod's first packet.
 func (p *pass) keepSourceGrew() bool {
 	return slices.ContainsFunc(p.rep.Plan.Actions, func(a pool.Action) bool {
-		prof, ok := p.cfg.Profile(a.Profile)
-		return ok && a.Profile != "" && prof.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
+		spec, ok := p.cfg.Spec(a.Profile)
+		return ok && spec.SNAT == settings.SNATNone && (a.Kind == pool.CreateENI || a.Kind == pool.Assign)
 	})
 }

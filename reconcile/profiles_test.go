@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -81,7 +82,7 @@ func TestEachProfileGetsENIsWithItsGroupsInItsSubnets(t *testing.T) {
 				tagged = s.Tags[settings.ProfileTag]
 			}
 		}
-		if e.Profile != tagged {
+		if string(e.Profile) != tagged {
 			t.Fatalf("the store has %s in pool %q, EC2 tags it %q", e.ID, e.Profile, tagged)
 		}
 		if e.Profile == "" {
@@ -100,7 +101,7 @@ func TestAProfilesAddressesGoToItsPodsOnly(t *testing.T) {
 	gold := profileENIs(n, "gold")[0]
 	var a store.Assignment
 	err := n.st.Update(func(tx *store.Tx) (err error) {
-		a, err = tx.TakeProfile(store.Assignment{Key: "g/eth0"}, n.clock.Now(), n.cooldown(), "gold")
+		a, err = tx.Take(store.Assignment{Key: "g/eth0"}, n.clock.Now(), pool.Config{Cooldown: n.cooldown(), Profile: "gold"})
 		return err
 	})
 	if err != nil || a.ENIID != gold.ID {
@@ -136,7 +137,7 @@ func TestAProfileENIWhoseGroupsChangeIsReportedAndNotUsed(t *testing.T) {
 		}
 	}
 	err := n.st.Update(func(tx *store.Tx) error {
-		a, err := tx.TakeProfile(store.Assignment{Key: "g/eth0"}, n.clock.Now(), n.cooldown(), "gold")
+		a, err := tx.Take(store.Assignment{Key: "g/eth0"}, n.clock.Now(), pool.Config{Cooldown: n.cooldown(), Profile: "gold"})
 		if err == nil && a.ENIID == gold.ID {
 			t.Fatalf("a gold pod got %s on the drifted %s", a.IP, gold.ID)
 		}
@@ -199,7 +200,7 @@ func TestARebuiltStateKnowsTheProfilesByTheirTags(t *testing.T) {
 		want[e.ID] = e.Tags[settings.ProfileTag]
 	}
 	for _, e := range fresh.snapshot().ENIs {
-		if e.Profile != want[e.ID] {
+		if string(e.Profile) != want[e.ID] {
 			t.Fatalf("rebuilt: %s in pool %q, its tag says %q", e.ID, e.Profile, want[e.ID])
 		}
 	}

@@ -16,21 +16,10 @@ import (
 // Cloud it uses refuses what the mode forbids, so a path overlooked here
 // fails loudly instead of calling EC2.
 
-// NoProvisioning names the knob that keeps the pool from growing, or "".
-func NoProvisioning(cfg settings.Effective) string {
-	switch {
-	case cfg.IMDSOnly:
-		return settings.IMDSOnlyMode + "=true: vpc-cni makes no EC2 call"
-	case cfg.DisableProvisioning:
-		return settings.DisableProvisioning + "=true: vpc-cni makes no EC2 call that changes anything"
-	}
-	return ""
-}
-
 // readOnlyPlan drops the plan's EC2 actions when provisioning is off: pods
 // use what is attached. The finding says what the pass would have done.
 func (p *pass) readOnlyPlan(plan pool.Plan) pool.Plan {
-	why := NoProvisioning(p.cfg)
+	why := p.cfg.NoProvisioning()
 	if why == "" || len(plan.Actions) == 0 {
 		return plan
 	}
@@ -45,7 +34,7 @@ func (p *pass) readOnlyPlan(plan pool.Plan) pool.Plan {
 // provisioning refuses every EC2 mutation; IMDS-only refuses EC2 reads too.
 // IMDS is never refused: it changes nothing and costs no EC2 budget.
 func (p *pass) gate() {
-	why := NoProvisioning(p.cfg)
+	why := p.cfg.NoProvisioning()
 	if why == "" && p.opts.DryRun {
 		why = "a dry run makes no EC2 call that changes anything"
 	}

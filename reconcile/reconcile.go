@@ -129,7 +129,7 @@ type pass struct {
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 
 	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
-	groupSets map[string]groupSet    // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
+	groupSets map[pool.Pool]groupSet // profiles' groups given by tag, as resolved in this pass (profilegroups.go)
 	imdsPools map[string]imdsProfile // IMDS-only: the pools of ENIs new to the store, by their groups (imdsprofiles.go)
 	kernel    kernelWord             // the pods' routes, read once before any release (guard.go)
 }
@@ -296,10 +296,17 @@ func (p *pass) readLast() (known bool, stored store.Settings, err error) {
 	return known, stored, err
 }
 
-// checkPrefixCapable turns prefix delegation off, with a finding, on an
-// instance that cannot hold /28 prefixes (OnNode, as the ADD's take does).
+// checkPrefixCapable learns whether the instance can hold /28 prefixes (a
+// node fact the ADD's take reads; a store from before it lacks it) and
+// turns prefix delegation off, with a finding, where it cannot.
 func (p *pass) checkPrefixCapable() {
-	on := OnNode(p.cfg.Pool, p.node)
+	if can := cloud.PrefixCapable(p.node.Hypervisor); can != p.node.PrefixCapable && !p.opts.DryRun {
+		p.node.PrefixCapable = can
+		if err := p.updateNode(func(n *store.Node) { n.PrefixCapable = can }); err != nil {
+			p.rep.Failed = append(p.rep.Failed, "storing whether the instance holds prefixes: "+err.Error())
+		}
+	}
+	on := pool.OnNode(p.cfg.Pool, cloud.PrefixCapable(p.node.Hypervisor))
 	if on.PrefixDelegation == p.cfg.Pool.PrefixDelegation {
 		return
 	}

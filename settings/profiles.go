@@ -48,7 +48,7 @@ const (
 
 // Profile is one network profile as the node resolves it.
 type Profile struct {
-	Name string `json:"name"`
+	Name pool.Pool `json:"name"`
 	// SecurityGroups: the group IDs its ENIs get, and GroupTags the tag
 	// selectors (every group of the node's VPC with that tag, resolved
 	// through EC2 by the pass that needs them); both empty: the primary
@@ -69,6 +69,9 @@ type Profile struct {
 	// Pool is the profile pool's configuration: the node's, with the
 	// profile's own targets when it sets any, and Profile set.
 	Pool pool.Config `json:"-"`
+	// OwnTargets: the profile sets a target of its own, so the node's
+	// (and the overrides of `vpcctl pool warm`) do not apply to it.
+	OwnTargets bool `json:"-"`
 }
 
 // TagSelector picks the resources that carry the tag Key=Value.
@@ -84,7 +87,7 @@ func (t TagSelector) String() string { return tagPrefix + t.Key + "=" + t.Value 
 func (p Profile) GroupsByTag() bool { return len(p.GroupTags) > 0 }
 
 // Profile returns the named profile of e.
-func (e Effective) Profile(name string) (Profile, bool) {
+func (e Effective) Profile(name pool.Pool) (Profile, bool) {
 	i := slices.IndexFunc(e.Profiles, func(p Profile) bool { return p.Name == name })
 	if i < 0 {
 		return Profile{}, false
@@ -92,21 +95,9 @@ func (e Effective) Profile(name string) (Profile, bool) {
 	return e.Profiles[i], true
 }
 
-// PoolConfigs lists the configuration of every pool the node keeps: the
-// default pool's first, then each profile's it serves (PROFILES), by name.
-func (e Effective) PoolConfigs() []pool.Config {
-	out := []pool.Config{e.Pool}
-	for _, p := range e.Profiles {
-		if p.Allowed {
-			out = append(out, p.Pool)
-		}
-	}
-	return out
-}
-
 // ProfileKey is the key of a profile's field: PROFILE_<NAME>_<FIELD>.
-func ProfileKey(name, field string) string {
-	return ProfilePrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_" + field
+func ProfileKey[N ~string](name N, field string) string {
+	return ProfilePrefix + strings.ToUpper(strings.ReplaceAll(string(name), "-", "_")) + "_" + field
 }
 
 // onlyOf reports whether s is not empty and every byte of it is a digit, or
@@ -254,7 +245,7 @@ func splitList(text string) []string {
 
 // profile resolves one profile's keys over the node's pool configuration.
 func (r *resolver) profile(name string, node pool.Config) (Profile, error) {
-	p := Profile{Name: name, SNAT: SNATNode}
+	p := Profile{Name: pool.Pool(name), SNAT: SNATNode}
 	var err error
 	var groups []string
 	if groups, err = r.profileList(name, ProfileSecurityGroups, parseGroup); err != nil {
@@ -276,6 +267,7 @@ func (r *resolver) profile(name string, node pool.Config) (Profile, error) {
 	if err = r.profileTrust(&p); err != nil {
 		return p, err
 	}
+	p.OwnTargets = r.ownTargets(name)
 	p.Pool, err = r.profilePool(name, node)
 	return p, err
 }
@@ -403,14 +395,9 @@ func (r *resolver) profileSNAT(name string) (string, error) {
 // the node's; one that sets any has exactly those, the others at their
 // defaults.
 func (r *resolver) profilePool(name string, node pool.Config) (pool.Config, error) {
-	own := false
-	for _, k := range Registry {
-		if _, _, ok := r.in.Lookup(ProfileKey(name, k.Name)); ok && k.Scope == PerProfile {
-			own = true
-		}
-	}
+	own := r.ownTargets(name)
 	e := Effective{Pool: node}
-	e.Pool.Profile = name
+	e.Pool.Profile = pool.Pool(name)
 	for _, k := range Registry {
 		if k.Scope != PerProfile {
 			continue

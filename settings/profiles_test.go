@@ -83,7 +83,7 @@ func sortedKeys(m map[string]string) []string {
 func profileNamesOf(e Effective) []string {
 	var out []string
 	for _, p := range e.Profiles {
-		out = append(out, p.Name)
+		out = append(out, string(p.Name))
 	}
 	return out
 }

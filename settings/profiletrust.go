@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"vpc-cni/pool"
 )
 
 // Which pods may pick a profile. **contract**: PROFILE_<NAME>_NAMESPACES
@@ -37,11 +39,11 @@ func (p Profile) Admits(namespace string) bool {
 
 // OpenProfiles lists the profiles the node serves that any pod may pick:
 // bound to no namespace on the node, with no admission policy declared.
-func (e Effective) OpenProfiles() []string {
+func (e Effective) OpenProfiles() []pool.Pool {
 	if e.ProfileAdmission {
 		return nil
 	}
-	var out []string
+	var out []pool.Pool
 	for _, p := range e.Profiles {
 		if p.Allowed && len(p.Namespaces) == 0 {
 			out = append(out, p.Name)
@@ -68,6 +70,6 @@ func OpenProfilesWarning(names []string) string {
 // profileTrust resolves a profile's namespaces into p.
 func (r *resolver) profileTrust(p *Profile) error {
 	var err error
-	p.Namespaces, err = r.profileList(p.Name, ProfileNamespaces, parseNamespace)
+	p.Namespaces, err = r.profileList(string(p.Name), ProfileNamespaces, parseNamespace)
 	return err
 }

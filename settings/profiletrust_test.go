@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"vpc-cni/pool"
 )
 
 func TestAProfileIsBoundToNamespacesFromTheFileOrTheEnvironment(t *testing.T) {
@@ -72,7 +74,7 @@ func TestOpenProfilesAreThoseNoNamespaceOrPolicyBinds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.OpenProfiles(); !slices.Equal(got, c.open) {
+		if got := e.OpenProfiles(); !slices.Equal(got, toPools(c.open)) {
 			t.Errorf("%q: open %v, want %v", c.text, got, c.open)
 		}
 	}
@@ -82,4 +84,12 @@ func TestOpenProfilesAreThoseNoNamespaceOrPolicyBinds(t *testing.T) {
 			t.Errorf("the warning %q lacks %q", w, part)
 		}
 	}
+}
+
+func toPools(names []string) []pool.Pool {
+	var out []pool.Pool
+	for _, n := range names {
+		out = append(out, pool.Pool(n))
+	}
+	return out
 }

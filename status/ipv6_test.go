@@ -36,12 +36,14 @@ func TestPoolStatusShowsTheIPv6Pool(t *testing.T) {
 	}
 	env := map[string]string{settings.EnableIPv6: "true", settings.EnableIPv4: "false", settings.PrefixDelegation: "true"}
 	in := settings.Inputs{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-	knobs := func(o settings.Overrides, _ store.Node) (pool.Config, error) {
-		e, err := settings.Resolve(o, in)
-		return e.Pool, err
+	e, err := settings.Resolve(settings.Overrides{}, in)
+	if err != nil {
+		t.Fatal(err)
 	}
+	spec := store.PodPoolOf(e.Specs()[0])
+	spec.ConfirmedID = "i-1" // as a plugin that asked IMDS
 	for _, k := range []string{"a/eth0", "b/eth0"} {
-		if _, err := st.TakeForPod(store.Assignment{Key: k}, now, knobs, false); err != nil {
+		if _, err := st.TakeForPod(store.Assignment{Key: k}, now, spec, false); err != nil {
 			t.Fatal(err)
 		}
 	}

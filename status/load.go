@@ -9,7 +9,6 @@ import (
 
 	"vpc-cni/internal/usage"
 	"vpc-cni/pool"
-	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -20,7 +19,7 @@ type storedState struct {
 	known    bool
 	snap     pool.Snapshot
 	settings store.Settings
-	waiting  map[string]int // by pool
+	waiting  map[pool.Pool]int // by pool
 	last     *store.ReconcileReport
 	meta     store.PoolMeta
 }
@@ -56,11 +55,11 @@ func Load(st *store.Store, in settings.Inputs, now time.Time) (PoolStatus, error
 	rules := NodeRules(ss.node, ss.snap, in)
 	s.NodeRules = &rules
 	s.EC2Reads = ec2Reads(ss.node, ss.meta, cfg.EC2Resync)
-	pools := reconcile.Pools(cfg, ss.node, ss.snap)
+	pools := pool.Pools(cfg.PoolConfigs(), ss.snap, ss.node.PrefixCapable)
 	plans := pool.ComputePools(pool.Input{Limits: ss.node.Limits, Snapshot: ss.snap, Now: now}, pools, ss.waiting)
 	plan := plans[0]
 	s.Figures = plan.Figures
-	full := reconcile.Fullness(ss.node, cfg, ss.snap, now, ss.waiting[""])
+	full := pool.Judge(ss.node.Limits, pools[0], ss.snap, now, ss.waiting[pool.DefaultPool], cfg.NoProvisioning())
 	s.Full = &full
 	s.growth(ss, plan, cfg, now)
 	if cfg.Pool.PrefixDelegation && now.Before(ss.snap.NoPrefixesUntil) {
@@ -90,7 +89,7 @@ func readState(tx *store.Tx, s *PoolStatus, now time.Time) (ss storedState, err 
 	if ss.node, ss.known, err = tx.Node(); err != nil {
 		return ss, err
 	}
-	if ss.waiting, err = tx.WaitingByPool(now); err != nil {
+	if ss.waiting, err = tx.Waiting(now); err != nil {
 		return ss, err
 	}
 	if ss.snap, err = tx.Snapshot(); err != nil {
@@ -128,7 +127,7 @@ func eniStatus(e pool.ENI, pods map[string]string, cooldown time.Duration, now t
 	es := ENIStatus{ID: e.ID, DeviceIndex: e.DeviceIndex, Card: e.Card, Class: string(e.Class), Why: e.Why,
 		Primary: e.Primary(), Ready: e.Ready, MAC: e.MAC,
 		PrimaryIP: e.PrimaryIP.String(), Blocks: len(e.Blocks), Addresses: []AddrState{},
-		Profile: e.Profile, GroupsDrift: e.GroupsDrift}
+		Profile: string(e.Profile), GroupsDrift: e.GroupsDrift}
 	for _, b := range e.Blocks {
 		for _, a := range b.Addrs {
 			state := a.State
@@ -160,7 +159,7 @@ func (s *PoolStatus) growth(ss storedState, plan pool.Plan, cfg settings.Effecti
 	if now.Before(ss.snap.GrowBlockedUntil) {
 		s.GrowBlocked = fmt.Sprintf("until %s: %s", ss.snap.GrowBlockedUntil.Format(time.RFC3339), ss.snap.GrowBlockedWhy)
 	}
-	if s.NoProvisioning = reconcile.NoProvisioning(cfg); s.NoProvisioning == "" {
+	if s.NoProvisioning = cfg.NoProvisioning(); s.NoProvisioning == "" {
 		s.Pending = append(s.Pending, plan.Actions...)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"vpc-cni/internal/printers"
 	"vpc-cni/pool"
-	"vpc-cni/reconcile"
 	"vpc-cni/settings"
 )
 
@@ -16,7 +15,7 @@ import (
 // the next pass would do for it and whether a pod of it would get an address.
 func profilesStatus(ss storedState, cfg settings.Effective, pools []pool.Config, plans []pool.Plan, now time.Time) []ProfileStatus {
 	out := []ProfileStatus{}
-	growth := reconcile.NoProvisioning(cfg) == ""
+	growth := cfg.NoProvisioning() == ""
 	open := cfg.OpenProfiles()
 	for i, c := range pools {
 		p, ok := cfg.Profile(c.Profile)
@@ -29,7 +28,7 @@ func profilesStatus(ss storedState, cfg settings.Effective, pools []pool.Config,
 			ps.Pending = append(ps.Pending, plans[i].Actions...)
 		}
 		if ok {
-			full := reconcile.ProfileFullness(ss.node, cfg, p, ss.snap, now, ss.waiting[p.Name])
+			full := pool.Judge(ss.node.Limits, c, ss.snap, now, ss.waiting[p.Name], cfg.NoProvisioning())
 			ps.Full = &full
 		}
 		for _, e := range ss.snap.ENIs {
@@ -57,10 +56,10 @@ func profileRows(t *printers.Table, ps []ProfileStatus) {
 		case len(p.Namespaces) > 0:
 			conf += "; for namespaces " + strings.Join(p.Namespaces, ",")
 		}
-		t.Row("PROFILE "+p.Name, conf)
+		t.Row("PROFILE "+string(p.Name), conf)
 		if p.AnyPod {
 			t.Row("", fmt.Sprintf("any pod may pick it: no %s and no admission policy (%s)",
-				settings.ProfileKey(p.Name, settings.ProfileNamespaces), settings.ProfileAdmission))
+				settings.ProfileKey(string(p.Name), settings.ProfileNamespaces), settings.ProfileAdmission))
 		}
 		t.Row("", fmt.Sprintf("%s: %s on %d free, %d cooling, %d assigned (%d held); shortfall %d, excess %d%s",
 			f.Policy, printers.Plural(len(p.ENIs), "ENI", "ENIs"), f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))

@@ -253,8 +253,6 @@ func poolName(e ENIStatus) string {
 		return "unknown (no new pods until EC2 is read)"
 	case e.GroupsDrift != "":
 		return e.Profile + " (groups drifted: no new pods)"
-	case e.Profile != "":
-		return e.Profile
 	}
-	return "default"
+	return pool.Pool(e.Profile).String()
 }

@@ -16,7 +16,7 @@ import (
 func podStatus(a store.Assignment) PodStatus {
 	return PodStatus{Pod: PodName(a.PodNamespace, a.PodName), Namespace: a.PodNamespace, Name: a.PodName,
 		ContainerID: a.ContainerID, IfName: a.IfName, IP: addrText(a.IP), IPv6: addrText(a.IPv6),
-		EgressIP: addrText(a.EgressIP), ENIID: a.ENIID, Since: a.Time, Profile: a.Profile}
+		EgressIP: addrText(a.EgressIP), ENIID: a.ENIID, Since: a.Time, Profile: string(a.Profile)}
 }
 
 // addrText is the address, or "" for none.

@@ -32,7 +32,7 @@ type Assignment struct {
 	Time         time.Time  `json:"time"`
 	// Profile: the network profile the pod picked (its IPv4 is on an ENI
 	// of that profile); DEL and GC read it here, never the annotation.
-	Profile string `json:"profile,omitempty"`
+	Profile pool.Pool `json:"profile,omitempty"`
 }
 
 // AssignmentKey is the key of a pod interface: "<containerID>/<ifName>".
@@ -52,22 +52,14 @@ func (a Assignment) normalize() (Assignment, error) {
 	return a, nil
 }
 
-// Take gives the pod interface a.Key an address and records the assignment.
-// It is idempotent: if the key already holds an address, that assignment is
-// returned unchanged. Otherwise it picks as pool.PickAddress does: the
-// lowest device index ready ENI, lowest block, lowest address that is Free,
-// or Cooling for at least cooldown, in a block that is not Releasing. The
-// avail index is ordered that way, so the first usable entry is the choice.
-// ErrNoFreeAddress when there is none.
-func (t *Tx) Take(a Assignment, now time.Time, cooldown time.Duration) (Assignment, error) {
-	return t.TakeFrom(a, now, cooldown, 0)
-}
-
-// TakeFrom is Take among the ENIs of device index firstDevice and above
-// (pool.FirstPodDevice: 1 under custom networking, whose primary ENI carries
-// no pods). The avail index is keyed by device first, so skipping the lower
-// devices is one seek, not a look at each of their addresses.
-func (t *Tx) TakeFrom(a Assignment, now time.Time, cooldown time.Duration, firstDevice int) (Assignment, error) {
+// Take gives the pod interface a.Key an address of its pool (in.Profile)
+// and records the assignment. It is idempotent: if the key already holds an
+// address, that assignment is returned unchanged. Otherwise it picks as
+// pool.PickPodAddress does: the lowest device index ready ENI of the pool
+// at or above pool.FirstPodDevice, lowest block, lowest address that is
+// Free, or Cooling for at least in.Cooldown, in a block that is not
+// Releasing. ErrNoFreeAddress when there is none.
+func (t *Tx) Take(a Assignment, now time.Time, in pool.Config) (Assignment, error) {
 	a, err := a.normalize()
 	if err != nil {
 		return a, err
@@ -75,24 +67,16 @@ func (t *Tx) TakeFrom(a Assignment, now time.Time, cooldown time.Duration, first
 	if prev, ok, err := t.Assignment(a.Key); err != nil || ok {
 		return prev, err
 	}
-	cooling := 0
-	c := t.bucket(bAvail).Cursor()
-	for k, v := c.Seek(availFrom(firstDevice)); k != nil; k, v = c.Next() {
-		state, since, err := decodeAvail(v)
-		if err != nil {
-			return a, err
-		}
-		if !pool.Usable(pool.Addr{State: state, Since: since}, now, cooldown) { // the policy's rule: still cooling
-			cooling++
-			continue
-		}
-		dev, ip, err := parseAvailKey(k)
-		if err != nil {
-			return a, err
-		}
-		return t.assign(a, dev, ip, now)
+	a.Profile = in.Profile
+	dev, ip := 0, netip.Addr{}
+	cooling, err := t.usable(now, in, func(d int, addr netip.Addr) bool { dev, ip = d, addr; return false })
+	if err != nil {
+		return a, err
 	}
-	return a, fmt.Errorf("%w (%d cooling)", ErrNoFreeAddress, cooling)
+	if !ip.IsValid() {
+		return a, fmt.Errorf("%w (pool %s, %d cooling)", ErrNoFreeAddress, in.Profile, cooling)
+	}
+	return t.assign(a, dev, ip, now)
 }
 
 func (t *Tx) assign(a Assignment, dev int, ip netip.Addr, now time.Time) (Assignment, error) {

@@ -20,14 +20,14 @@ func TestTakeIsIdempotentAndFillsTheAssignment(t *testing.T) {
 	in := Assignment{ContainerID: "c1", IfName: "eth0", Netns: "/var/run/netns/x", PodNamespace: "default",
 		PodName: "web", PodUID: "uid-1", HostVeth: "eni0123456789a", Network: "aws-cni"}
 	var first Assignment
-	update(t, s, func(tx *Tx) (err error) { first, err = tx.Take(in, t0, 0); return err })
+	update(t, s, func(tx *Tx) (err error) { first, err = tx.Take(in, t0, pool.Config{}); return err })
 	want := in
 	want.Key, want.IP, want.ENIID, want.DeviceIndex, want.Time = "c1/eth0", netip.MustParseAddr("100.64.0.5"), "eni-0000", 0, t0
 	if !reflect.DeepEqual(first, want) {
 		t.Fatalf("Take:\n got %+v\nwant %+v", first, want)
 	}
 	update(t, s, func(tx *Tx) error {
-		again, err := tx.Take(Assignment{Key: "c1/eth0", PodName: "changed"}, t0.Add(time.Hour), 0)
+		again, err := tx.Take(Assignment{Key: "c1/eth0", PodName: "changed"}, t0.Add(time.Hour), pool.Config{})
 		if err == nil && (again.IP != first.IP || again.PodName != "web" || !again.Time.Equal(t0)) {
 			t.Errorf("second Take changed the assignment: %+v", again)
 		}
@@ -53,7 +53,7 @@ func TestTakeIsIdempotentAndFillsTheAssignment(t *testing.T) {
 
 func TestTakeWithoutKey(t *testing.T) {
 	s := newStore(t)
-	err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{ContainerID: "c"}, t0, 0); return err })
+	err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{ContainerID: "c"}, t0, pool.Config{}); return err })
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Take without key: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestTakeNeverReturnsACoolingAddressEarly(t *testing.T) {
 		return err
 	})
 	update(t, s, func(tx *Tx) error {
-		_, err := tx.Take(Assignment{Key: "x/eth0"}, t0.Add(cooldown), cooldown)
+		_, err := tx.Take(Assignment{Key: "x/eth0"}, t0.Add(cooldown), pool.Config{Cooldown: cooldown})
 		if !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take before cooldown: %v", err)
 		}
@@ -119,7 +119,7 @@ func TestTakeNeverReturnsACoolingAddressEarly(t *testing.T) {
 		if a.IP.String() != "100.64.0.1" {
 			t.Errorf("took %s", a.IP)
 		}
-		_, err = tx.Take(Assignment{Key: "y/eth0"}, t0.Add(time.Second+cooldown), cooldown)
+		_, err = tx.Take(Assignment{Key: "y/eth0"}, t0.Add(time.Second+cooldown), pool.Config{Cooldown: cooldown})
 		if !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take of the still-cooling address: %v", err)
 		}
@@ -148,7 +148,7 @@ func TestTakeOrder(t *testing.T) {
 		if !reflect.DeepEqual(got[:4], want) || got[18] != "100.64.1.16" || got[34] != "100.64.3.1" {
 			t.Errorf("order %v", got)
 		}
-		_, err := tx.Take(Assignment{Key: "last/eth0"}, t0, 0)
+		_, err := tx.Take(Assignment{Key: "last/eth0"}, t0, pool.Config{})
 		if !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take with the not-ready ENI left: %v", err)
 		}
@@ -238,7 +238,7 @@ func takeAndCompare(rt *rapid.T, tx *Tx, key string, now time.Time, cooldown tim
 	}
 	c := pool.Config{Cooldown: cooldown, CustomNetworking: rapid.Bool().Draw(rt, "custom")}
 	wantENI, wantIP, ok := refPick(snap, now, c)
-	got, err := tx.TakeFrom(Assignment{Key: key}, now, cooldown, pool.FirstPodDevice(c))
+	got, err := tx.Take(Assignment{Key: key}, now, c)
 	switch {
 	case !ok && !errors.Is(err, ErrNoFreeAddress):
 		rt.Fatalf("Take = %+v, %v; the rule finds nothing", got, err)
@@ -293,15 +293,15 @@ func TestAvailableAtLeastFollowsTheIndex(t *testing.T) {
 			now  time.Time
 			want bool
 		}{{0, t0, true}, {1, t0, true}, {2, t0, false}, {2, t0.Add(cooldown), true}, {3, t0.Add(cooldown), false}} {
-			got, err := tx.AvailableAtLeast(c.n, c.now, cooldown)
+			got, err := tx.AvailableAtLeast(c.n, c.now, pool.Config{Cooldown: cooldown})
 			if err != nil || got != c.want {
 				t.Errorf("AvailableAtLeast(%d, +%v) = %v, %v; want %v", c.n, c.now.Sub(t0), got, err, c.want)
 			}
 		}
 		// From device 1 (custom networking) the primary's two usable
 		// addresses do not count, and device 1 is not ready.
-		if got, err := tx.AvailableAtLeastFrom(1, t0.Add(cooldown), cooldown, 1); err != nil || got {
-			t.Errorf("AvailableAtLeastFrom(1, device 1) = %v, %v; want false", got, err)
+		if got, err := tx.AvailableAtLeast(1, t0.Add(cooldown), pool.Config{Cooldown: cooldown, CustomNetworking: true}); err != nil || got {
+			t.Errorf("AvailableAtLeast(1, from device 1) = %v, %v; want false", got, err)
 		}
 		return nil
 	})

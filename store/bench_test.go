@@ -32,7 +32,7 @@ func benchStore(b testing.TB, size int) *Store {
 			}
 		}
 		for i := range size / 2 {
-			if _, err := tx.Take(Assignment{Key: fmt.Sprintf("pod-%d/eth0", i)}, t0, 0); err != nil {
+			if _, err := tx.Take(Assignment{Key: fmt.Sprintf("pod-%d/eth0", i)}, t0, pool.Config{}); err != nil {
 				return err
 			}
 		}
@@ -88,7 +88,10 @@ func benchTakeGive(b *testing.B, size int, noSync bool) {
 	for i := range b.N {
 		key := fmt.Sprintf("bench-%d/eth0", i)
 		start := time.Now()
-		if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, now, cooldown); return err }); err != nil {
+		if err := s.Update(func(tx *Tx) error {
+			_, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown})
+			return err
+		}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, now); return err }); err != nil {
@@ -112,7 +115,7 @@ func BenchmarkTake(b *testing.B) {
 			for i := range b.N {
 				key := fmt.Sprintf("bench-%d/eth0", i)
 				start := time.Now()
-				if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, 0); return err }); err != nil {
+				if err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, pool.Config{}); return err }); err != nil {
 					b.Fatal(err)
 				}
 				d = append(d, time.Since(start))
@@ -139,7 +142,7 @@ func BenchmarkOpenTake(b *testing.B) {
 				start := time.Now()
 				s, err := OpenNew(dir, Options{})
 				if err == nil {
-					err = s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, 0); return err })
+					err = s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, pool.Config{}); return err })
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -188,7 +191,7 @@ func BenchmarkContendedTakeGive(b *testing.B) {
 		for pb.Next() {
 			key := fmt.Sprintf("bench-%d/eth0", n.Add(1))
 			start := time.Now()
-			err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, 0); return err })
+			err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: key}, t0, pool.Config{}); return err })
 			if err == nil {
 				err = s.Update(func(tx *Tx) error { _, _, err := tx.Give(key, t0); return err })
 			}

@@ -30,7 +30,7 @@ func TestNotOursENIKeepsItsClassAndHandsNothingOut(t *testing.T) {
 		if err := tx.SetENIReady("eni-trunk", true); err != nil {
 			return err
 		}
-		_, err := tx.Take(Assignment{Key: "c/eth0"}, t0, 0)
+		_, err := tx.Take(Assignment{Key: "c/eth0"}, t0, pool.Config{})
 		if !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take on a node with only not-ours addresses: %v, want ErrNoFreeAddress", err)
 		}

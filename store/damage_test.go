@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"vpc-cni/pool"
 
 	"vpc-cni/internal/damage"
 )
@@ -52,7 +53,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 				},
 				"Check": func() error { return s.View(func(tx *Tx) error { return tx.Check() }) },
 				"Take": func() error {
-					return s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: "new/eth0"}, t0, 0); return err })
+					return s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: "new/eth0"}, t0, pool.Config{}); return err })
 				},
 				"Give": func() error {
 					return s.Update(func(tx *Tx) error { _, _, err := tx.Give("container-0150/eth0", t0); return err })

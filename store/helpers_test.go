@@ -114,7 +114,7 @@ func normENI(e pool.ENI) pool.ENI {
 
 func mustTake(t testing.TB, tx *Tx, key string, now time.Time, cooldown time.Duration) Assignment {
 	t.Helper()
-	a, err := tx.Take(Assignment{Key: key}, now, cooldown)
+	a, err := tx.Take(Assignment{Key: key}, now, pool.Config{Cooldown: cooldown})
 	if err != nil {
 		t.Fatalf("Take(%s): %v", key, err)
 	}
@@ -122,7 +122,7 @@ func mustTake(t testing.TB, tx *Tx, key string, now time.Time, cooldown time.Dur
 }
 
 // refPick is the policy's choice (pool.PickPodAddress) over a snapshot;
-// TakeFrom must make the same one without reading the snapshot.
+// Take must make the same one without reading the snapshot.
 func refPick(s pool.Snapshot, now time.Time, c pool.Config) (string, netip.Addr, bool) {
 	e, b, a, ok := pool.PickPodAddress(s, now, c)
 	if !ok {

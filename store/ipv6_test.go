@@ -7,14 +7,9 @@ import (
 	"time"
 
 	"vpc-cni/pool"
-	"vpc-cni/settings"
 )
 
 var the80 = netip.MustParsePrefix("fd00:ec2:0:1:2::/80")
-
-func knobsOf(c pool.Config) Knobs {
-	return func(settings.Overrides, Node) (pool.Config, error) { return c, nil }
-}
 
 func v6only() pool.Config {
 	c := pool.Defaults()
@@ -30,7 +25,7 @@ func dualStack() pool.Config {
 
 func takeV6(t *testing.T, s *Store, key string, at time.Time, c pool.Config) (PodTake, error) {
 	t.Helper()
-	return s.TakeForPod(Assignment{Key: key}, at, knobsOf(c), false)
+	return s.TakeForPod(Assignment{Key: key}, at, PodPool{Config: c}, false)
 }
 
 func takePod(t *testing.T, s *Store, key string, at time.Time, c pool.Config) Assignment {
@@ -127,7 +122,7 @@ func TestDualStackTakeIsAllOrNothing(t *testing.T) {
 		t.Fatalf("no /80: %v", err)
 	}
 	view(t, s, func(tx *Tx) error {
-		if ok, _ := tx.AvailableAtLeast(1, t0, 0); !ok {
+		if ok, _ := tx.AvailableAtLeast(1, t0, pool.Config{}); !ok {
 			t.Fatal("the IPv4 was taken although the IPv6 was not")
 		}
 		return nil

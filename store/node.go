@@ -37,6 +37,16 @@ type Node struct {
 	// (and in a file from another machine it names that machine's boot), so
 	// the first process of a boot confirms it.
 	ConfirmedBoot string `json:"confirmedBoot,omitempty"`
+	// PrefixCapable: the instance can hold /28 prefixes (its hypervisor),
+	// learnt by a pass. Absent in older stores until a pass learns it, which
+	// reads as not capable: a pod's take then counts single addresses.
+	PrefixCapable bool `json:"prefixCapable,omitempty"`
+}
+
+// VouchedFor reports whether the node may be used without asking IMDS:
+// confirmed in this boot, or by this process (confirmedID).
+func (n Node) VouchedFor(boot, confirmedID string) bool {
+	return boot != "" && n.ConfirmedBoot == boot || confirmedID != "" && n.InstanceID == confirmedID
 }
 
 // Settings are the overrides persisted by `vpcctl pool warm` and the
@@ -68,7 +78,7 @@ type PoolMeta struct {
 	FullSubnets map[string]time.Time `json:"fullSubnets,omitempty"`
 	// Profiles: each network profile pool's own timers (the fields above
 	// are the default pool's).
-	Profiles map[string]pool.Timers `json:"profiles,omitempty"`
+	Profiles map[pool.Pool]pool.Timers `json:"profiles,omitempty"`
 }
 
 // ReconcileReport summarises the last reconcile pass.
@@ -144,33 +154,24 @@ func (t *Tx) PoolMeta() (m PoolMeta, err error) {
 	return m, err
 }
 
-// PutPoolMeta records when excess was first seen and the growth back-off;
-// the prefix fallback is kept as it is.
-func (t *Tx) PutPoolMeta(excessSince, growBlockedUntil time.Time, why string) error {
+// PutPoolTimers records pool p's timers. The state file keeps the default
+// pool's in PoolMeta's own fields and each profile's in PoolMeta.Profiles
+// (a profile's zero timers are dropped); the prefix fallback is kept.
+func (t *Tx) PutPoolTimers(p pool.Pool, timers pool.Timers) error {
 	m, err := t.PoolMeta()
 	if err != nil {
 		return err
 	}
-	m.ExcessSince, m.GrowBlockedUntil, m.GrowBlockedWhy = excessSince, growBlockedUntil, why
-	return t.putJSON(bState, kPoolMeta, m)
-}
-
-// PutPoolTimers records one pool's timers: the default pool's for profile
-// "", else profile's; a profile's zero timers are dropped.
-func (t *Tx) PutPoolTimers(profile string, timers pool.Timers) error {
-	if profile == "" {
-		return t.PutPoolMeta(timers.ExcessSince, timers.GrowBlockedUntil, timers.GrowBlockedWhy)
-	}
-	m, err := t.PoolMeta()
-	if err != nil {
-		return err
-	}
-	if m.Profiles == nil {
-		m.Profiles = map[string]pool.Timers{}
-	}
-	m.Profiles[profile] = timers
-	if timers == (pool.Timers{}) {
-		delete(m.Profiles, profile)
+	switch {
+	case p == pool.DefaultPool:
+		m.ExcessSince, m.GrowBlockedUntil, m.GrowBlockedWhy = timers.ExcessSince, timers.GrowBlockedUntil, timers.GrowBlockedWhy
+	case timers == (pool.Timers{}):
+		delete(m.Profiles, p)
+	default:
+		if m.Profiles == nil {
+			m.Profiles = map[pool.Pool]pool.Timers{}
+		}
+		m.Profiles[p] = timers
 	}
 	return t.putJSON(bState, kPoolMeta, m)
 }

@@ -22,7 +22,7 @@ func TestPutENISnapshotRoundTrip(t *testing.T) {
 				return err
 			}
 		}
-		return tx.PutPoolMeta(t0, t0.Add(time.Minute), "subnet full")
+		return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: t0, GrowBlockedUntil: t0.Add(time.Minute), GrowBlockedWhy: "subnet full"})
 	})
 	var snap pool.Snapshot
 	view(t, s, func(tx *Tx) (err error) { snap, err = tx.Snapshot(); return err })
@@ -222,7 +222,7 @@ func TestMarkReleasing(t *testing.T) {
 				t.Errorf("took %s from a releasing block", a.IP)
 			}
 		}
-		if _, err := tx.Take(Assignment{Key: "more/eth0"}, t0, 0); !errors.Is(err, ErrNoFreeAddress) {
+		if _, err := tx.Take(Assignment{Key: "more/eth0"}, t0, pool.Config{}); !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take with only releasing left: %v", err)
 		}
 		return tx.MarkReleasing("eni-0001", []netip.Prefix{p1}, false)
@@ -241,7 +241,7 @@ func TestSetENIReady(t *testing.T) {
 		if err := tx.PutENI(testENI(1, false, secondaries("100.64.1.1")...)); err != nil {
 			return err
 		}
-		if _, err := tx.Take(Assignment{Key: "a/eth0"}, t0, 0); !errors.Is(err, ErrNoFreeAddress) {
+		if _, err := tx.Take(Assignment{Key: "a/eth0"}, t0, pool.Config{}); !errors.Is(err, ErrNoFreeAddress) {
 			t.Errorf("Take from a not-ready ENI: %v", err)
 		}
 		if err := tx.SetENIReady("eni-none", true); !errors.Is(err, ErrNotFound) {
@@ -263,13 +263,13 @@ func TestPoolMetaKeepsThePrefixFallback(t *testing.T) {
 	s := newStore(t)
 	until := t0.Add(10 * time.Minute)
 	update(t, s, func(tx *Tx) error {
-		if err := tx.PutPoolMeta(t0, t0.Add(time.Minute), "subnet full"); err != nil {
+		if err := tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: t0, GrowBlockedUntil: t0.Add(time.Minute), GrowBlockedWhy: "subnet full"}); err != nil {
 			return err
 		}
 		if err := tx.PutNoPrefixesUntil(until); err != nil {
 			return err
 		}
-		return tx.PutPoolMeta(t0.Add(time.Second), time.Time{}, "") // a later pass's timers
+		return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: t0.Add(time.Second), GrowBlockedUntil: time.Time{}, GrowBlockedWhy: ""}) // a later pass's timers
 	})
 	var snap pool.Snapshot
 	view(t, s, func(tx *Tx) (err error) { snap, err = tx.Snapshot(); return err })

@@ -77,7 +77,7 @@ func helperChurn(dir, id string) error {
 	for i := range churnRounds {
 		key := fmt.Sprintf("p%s-%d/eth0", id, i)
 		err := s.Update(func(tx *Tx) error {
-			a, err := tx.Take(Assignment{Key: key}, time.Now(), 0)
+			a, err := tx.Take(Assignment{Key: key}, time.Now(), pool.Config{})
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func helperHang(dir string) error {
 		return err
 	}
 	return s.Update(func(tx *Tx) error {
-		if _, err := tx.Take(Assignment{Key: "killed/eth0"}, time.Now(), 0); err != nil {
+		if _, err := tx.Take(Assignment{Key: "killed/eth0"}, time.Now(), pool.Config{}); err != nil {
 			return err
 		}
 		if err := tx.AddCounter("killed", 1); err != nil {
@@ -268,7 +268,7 @@ func helperLoop(dir string) error {
 	for i := 0; ; i++ {
 		key := fmt.Sprintf("loop-%d-%d/eth0", os.Getpid(), i)
 		err := s.Update(func(tx *Tx) error {
-			_, err := tx.Take(Assignment{Key: key}, time.Now(), 0)
+			_, err := tx.Take(Assignment{Key: key}, time.Now(), pool.Config{})
 			return errors.Join(err, tx.AddCounter("taken", 1), tx.AddEvent(Event{Kind: "take", Message: key}))
 		})
 		if err != nil {

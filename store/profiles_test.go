@@ -48,7 +48,7 @@ func TestEachPoolsPodsTakeOnlyItsOwnENIs(t *testing.T) {
 		}
 		// Every pool is empty now: none borrows from another.
 		for _, c := range []pool.Config{cfg, gold, blue} {
-			if _, err := tx.takeFamilies(Assignment{ContainerID: "more-" + c.Profile, IfName: "eth0"}, t0, c); !errors.Is(err, ErrNoFreeAddress) {
+			if _, err := tx.takeFamilies(Assignment{ContainerID: "more-" + string(c.Profile), IfName: "eth0"}, t0, c); !errors.Is(err, ErrNoFreeAddress) {
 				t.Fatalf("a full %q pool: %v, want ErrNoFreeAddress", c.Profile, err)
 			}
 		}
@@ -59,7 +59,7 @@ func TestEachPoolsPodsTakeOnlyItsOwnENIs(t *testing.T) {
 func TestAProfileAddressComesBackToItsPool(t *testing.T) {
 	s := profileStore(t)
 	update(t, s, func(tx *Tx) error {
-		a, err := tx.TakeProfile(Assignment{Key: "c1/eth0"}, t0, 0, "gold")
+		a, err := tx.Take(Assignment{Key: "c1/eth0"}, t0, pool.Config{Profile: "gold"})
 		if err != nil || a.Profile != "gold" {
 			t.Fatalf("%+v %v", a, err)
 		}
@@ -70,18 +70,18 @@ func TestAProfileAddressComesBackToItsPool(t *testing.T) {
 			t.Fatalf("after give: %v", err)
 		}
 		// Cooling: not for gold yet, and never for a default pod.
-		b, err := tx.TakeProfile(Assignment{Key: "c2/eth0"}, t0, time.Minute, "gold")
+		b, err := tx.Take(Assignment{Key: "c2/eth0"}, t0, pool.Config{Cooldown: time.Minute, Profile: "gold"})
 		if err != nil || b.IP == a.IP {
 			t.Fatalf("gold's second pod: %+v %v, want the other address", b, err)
 		}
-		if _, err := tx.Take(Assignment{Key: "c3/eth0"}, t0.Add(time.Hour), time.Minute); err != nil {
+		if _, err := tx.Take(Assignment{Key: "c3/eth0"}, t0.Add(time.Hour), pool.Config{Cooldown: time.Minute}); err != nil {
 			return err
 		}
-		c, err := tx.Take(Assignment{Key: "c4/eth0"}, t0.Add(time.Hour), time.Minute)
+		c, err := tx.Take(Assignment{Key: "c4/eth0"}, t0.Add(time.Hour), pool.Config{Cooldown: time.Minute})
 		if err != nil || c.ENIID != "eni-0000" {
 			t.Fatalf("default pod: %+v %v", c, err)
 		}
-		d, err := tx.TakeProfile(Assignment{Key: "c5/eth0"}, t0.Add(time.Hour), time.Minute, "gold")
+		d, err := tx.Take(Assignment{Key: "c5/eth0"}, t0.Add(time.Hour), pool.Config{Cooldown: time.Minute, Profile: "gold"})
 		if err != nil || d.IP != a.IP {
 			t.Fatalf("gold, cooled: %+v %v, want %s again", d, err, a.IP)
 		}
@@ -100,10 +100,10 @@ func TestADriftedProfileENIGivesNoAddress(t *testing.T) {
 		if err := tx.PutENI(e); err != nil {
 			return err
 		}
-		if _, err := tx.TakeProfile(Assignment{Key: "c1/eth0"}, t0, 0, "gold"); !errors.Is(err, ErrNoFreeAddress) {
+		if _, err := tx.Take(Assignment{Key: "c1/eth0"}, t0, pool.Config{Profile: "gold"}); !errors.Is(err, ErrNoFreeAddress) {
 			t.Fatalf("take from a drifted ENI: %v", err)
 		}
-		enough, err := tx.ProfileAvailableAtLeast(1, t0, 0, "blue")
+		enough, err := tx.AvailableAtLeast(1, t0, pool.Config{Profile: "blue"})
 		if err != nil || !enough {
 			t.Fatalf("blue: %v %v", enough, err)
 		}
@@ -116,16 +116,13 @@ func TestWaitersAndTimersArePerPool(t *testing.T) {
 	until := t0.Add(time.Minute)
 	update(t, s, func(tx *Tx) error {
 		for _, w := range []struct{ key, profile string }{{"a", ""}, {"b", "gold"}, {"c", "gold"}} {
-			if err := tx.PutProfileWaiter(w.key, w.profile, until, t0); err != nil {
+			if err := tx.PutWaiter(w.key, pool.Pool(w.profile), until, t0); err != nil {
 				return err
 			}
 		}
-		by, err := tx.WaitingByPool(t0)
+		by, err := tx.Waiting(t0)
 		if err != nil || by[""] != 1 || by["gold"] != 2 {
 			t.Fatalf("waiting %v %v", by, err)
-		}
-		if n, _ := tx.Waiting(t0); n != 1 {
-			t.Fatalf("the default pool's waiting: %d", n)
 		}
 		return tx.PutPoolTimers("gold", pool.Timers{ExcessSince: t0})
 	})

@@ -27,8 +27,8 @@ type eniRecord struct {
 	Facts pool.ENIFacts `json:"facts,omitzero"`
 	// Schema 3: the network profile the ENI serves, and why its groups
 	// are not the profile's any more (both absent for the default pool).
-	Profile     string `json:"profile,omitempty"`
-	GroupsDrift string `json:"groupsDrift,omitempty"`
+	Profile     pool.Pool `json:"profile,omitempty"`
+	GroupsDrift string    `json:"groupsDrift,omitempty"`
 	// Absent in older records: a profile ENI's groups as last checked
 	// (the first pass with EC2 records them).
 	Groups []string `json:"groups,omitempty"`
@@ -132,10 +132,10 @@ func (t *Tx) addr(ip netip.Addr) (r addrRecord, ok bool, err error) {
 // available reports whether Take may hand the address out (cooldown aside):
 // this is exactly what the avail index holds. A not-ours ENI's addresses never are, whatever else says: this is the
 // one take that the plugin and what-if share. A profile's ENI is not in the
-// index (its pods take by scanning its few ENIs, takeProfile): a default
+// index (its pods take by scanning its few ENIs, scanPool): a default
 // pod can never be given one of its addresses.
 func available(e eniRecord, releasing bool, r addrRecord) bool {
-	return usableENI(e) && e.Profile == "" && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
+	return usableENI(e) && e.Profile == pool.DefaultPool && !releasing && (r.State == pool.Free || r.State == pool.Cooling)
 }
 
 // usableENI reports whether pods may be given the ENI's addresses at all.

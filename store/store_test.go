@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"vpc-cni/pool"
 )
 
 func TestOpenCreatesDirAndFileWithPrivateModes(t *testing.T) {
@@ -307,7 +309,7 @@ func TestMissingBucketIsAnError(t *testing.T) {
 	s := newStore(t)
 	writeBolt(t, s.Path(), func(tx *bolt.Tx) error { return tx.DeleteBucket(bAvail) })
 	before := fileSHA(t, s.Path())
-	err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: "a/eth0"}, t0, 0); return err })
+	err := s.Update(func(tx *Tx) error { _, err := tx.Take(Assignment{Key: "a/eth0"}, t0, pool.Config{}); return err })
 	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), s.Path()) {
 		t.Fatalf("Update: %v", err)
 	}

@@ -40,7 +40,7 @@ func (t *Tx) takeFamilies(want Assignment, now time.Time, cfg pool.Config) (Assi
 		return a, err
 	}
 	if cfg.PodIPv4() {
-		if a, err = t.takeIPv4(a, now, cfg); err != nil {
+		if a, err = t.Take(a, now, cfg); err != nil {
 			return a, err
 		}
 	} else {

@@ -3,6 +3,8 @@ package store
 import (
 	"testing"
 	"time"
+
+	"vpc-cni/pool"
 )
 
 func TestWaitersCountUntilTheirDeadline(t *testing.T) {
@@ -11,19 +13,19 @@ func TestWaitersCountUntilTheirDeadline(t *testing.T) {
 	count := func(at time.Time) int {
 		t.Helper()
 		var n int
-		if err := s.View(func(tx *Tx) (err error) { n, err = tx.Waiting(at); return err }); err != nil {
+		if err := s.View(func(tx *Tx) (err error) { by, err := tx.Waiting(at); n = by[pool.DefaultPool]; return err }); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 	update(t, s, func(tx *Tx) error {
-		if err := tx.PutWaiter("a/eth0", now.Add(time.Minute), now); err != nil {
+		if err := tx.PutWaiter("a/eth0", pool.DefaultPool, now.Add(time.Minute), now); err != nil {
 			return err
 		}
-		if err := tx.PutWaiter("b/eth0", now.Add(10*time.Second), now); err != nil {
+		if err := tx.PutWaiter("b/eth0", pool.DefaultPool, now.Add(10*time.Second), now); err != nil {
 			return err
 		}
-		return tx.PutWaiter("a/eth0", now.Add(time.Minute), now) // the same ADD again: one entry
+		return tx.PutWaiter("a/eth0", pool.DefaultPool, now.Add(time.Minute), now) // the same ADD again: one entry
 	})
 	if n := count(now); n != 2 {
 		t.Fatalf("%d waiting, want 2", n)
@@ -36,12 +38,16 @@ func TestWaitersCountUntilTheirDeadline(t *testing.T) {
 		t.Fatalf("after a left: %d waiting, want 1", n)
 	}
 	// A new waiter sweeps entries whose deadline passed.
-	update(t, s, func(tx *Tx) error { return tx.PutWaiter("c/eth0", now.Add(2*time.Minute), now.Add(time.Minute)) })
+	update(t, s, func(tx *Tx) error {
+		return tx.PutWaiter("c/eth0", pool.DefaultPool, now.Add(2*time.Minute), now.Add(time.Minute))
+	})
 	if n := count(now); n != 1 {
 		t.Fatalf("b's expired entry survived the sweep: %d waiting at the start, want 1 (c)", n)
 	}
 	// Waiters never disturb the rest of the state bucket.
-	update(t, s, func(tx *Tx) error { return tx.PutPoolMeta(now, time.Time{}, "") })
+	update(t, s, func(tx *Tx) error {
+		return tx.PutPoolTimers(pool.DefaultPool, pool.Timers{ExcessSince: now, GrowBlockedUntil: time.Time{}, GrowBlockedWhy: ""})
+	})
 	if err := s.View(func(tx *Tx) error { return tx.Check() }); err != nil {
 		t.Fatal(err)
 	}

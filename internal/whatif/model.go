@@ -295,7 +295,10 @@ func (n *modelNode) due() time.Time {
 	return at
 }
 
-func (n *modelNode) take(key string) (ok, low bool, err error) {
+func (n *modelNode) take(key string, p pool.Pool) (ok, low bool, err error) {
+	if p != pool.DefaultPool {
+		return false, false, fmt.Errorf("pod %s picks profile %s: the cluster model keeps the default pool only", key, p)
+	}
 	now := n.clock.t
 	e, b, a, ok := pool.PickAddress(n.snap, now, n.cfg.Pool.Cooldown)
 	if !ok {
@@ -321,7 +324,7 @@ func (n *modelNode) usable(now time.Time) int {
 	return c
 }
 
-func (n *modelNode) wait(key string, on bool) error {
+func (n *modelNode) wait(key string, _ pool.Pool, on bool) error {
 	if on {
 		n.waiters[key] = true
 	} else {

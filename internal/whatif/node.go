@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +80,7 @@ type node struct {
 	host   *slowHost
 	dir    string
 	env    map[string]string
+	boot   string // the boot ID the passes confirm the node under, as the plugin reads it
 	// passCalls: the EC2 calls the passes made, as their reports list them
 	// (the emulator's counters also count the SDK's retries).
 	passCalls map[string]int
@@ -97,7 +100,7 @@ func newNode(env map[string]string, o Options) (*node, error) {
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	n := &node{clock: c, sim: sim, env: env, passCalls: map[string]int{}, host: &slowHost{clock: c, latency: o.ENILatency, seen: map[string]time.Time{}}}
+	n := &node{clock: c, sim: sim, env: env, boot: reconcile.BootID(), passCalls: map[string]int{}, host: &slowHost{clock: c, latency: o.ENILatency, seen: map[string]time.Time{}}}
 	for _, kv := range sim.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
@@ -115,7 +118,8 @@ func newNode(env map[string]string, o Options) (*node, error) {
 		return nil, err
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	n.runner = &reconcile.Runner{Store: n.st, Cloud: cl, Host: n.host, Env: lookup, Now: c.Now,
+	names := func() []string { return slices.Collect(maps.Keys(env)) }
+	n.runner = &reconcile.Runner{Store: n.st, Cloud: cl, Host: n.host, Env: lookup, Names: names, Now: c.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return n, nil
 }
@@ -140,8 +144,8 @@ type simNode interface {
 	vclock() *vclock
 	// pass runs one reconcile pass; every EC2 call takes a token from acct.
 	pass(growOnly bool, acct *Account) (passResult, error)
-	take(key string) (ok, low bool, err error)
-	wait(key string, on bool) error
+	take(key string, p pool.Pool) (ok, low bool, err error)
+	wait(key string, p pool.Pool, on bool) error
 	give(key string) error
 	idle() (idle, enis int, err error)
 	due() time.Time // when an ENI seen but not yet usable will be; zero if none
@@ -181,27 +185,34 @@ func (n *node) pass(growOnly bool, acct *Account) (passResult, error) {
 	return res, nil
 }
 
-// take gives key an address through the plugin's own ADD transaction, with
-// the knobs resolved now from the node's environment; ok false if none is
-// free. low reports that the pool is under its free target afterwards.
-func (n *node) take(key string) (ok, low bool, err error) {
-	knobs := func(o settings.Overrides, node store.Node) (pool.Config, error) {
-		e, err := settings.Resolve(o, settings.Inputs{Env: n.runner.Env})
-		return reconcile.OnNode(e.Pool, node), err
+// take gives key an address of pool p through the plugin's own ADD
+// transaction, the pool resolved now from the node's environment as the
+// plugin resolves it; ok false if none is free. low reports that the pool
+// is under its free target afterwards.
+func (n *node) take(key string, p pool.Pool) (ok, low bool, err error) {
+	e, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: n.runner.Env, Names: n.runner.Names})
+	if err != nil {
+		return false, false, err
 	}
-	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), knobs, false) // the run coalesces refills itself
+	spec, known := e.Spec(p)
+	if !known {
+		return false, false, fmt.Errorf("pod %s picks profile %s, which the node does not have", key, p)
+	}
+	in := store.PodPoolOf(spec)
+	in.Boot = n.boot
+	res, err := n.st.TakeForPod(store.Assignment{Key: key}, n.clock.Now(), in, false) // the run coalesces refills itself
 	if isNoFree(err) {
 		return false, false, nil
 	}
 	return err == nil, res.Low, err
 }
 
-// wait registers key as a waiting ADD (or drops it).
-func (n *node) wait(key string, on bool) error {
+// wait registers key as an ADD waiting for pool p (or drops it).
+func (n *node) wait(key string, p pool.Pool, on bool) error {
 	now := n.clock.Now()
 	return n.st.Update(func(tx *store.Tx) error {
 		if on {
-			return tx.PutWaiter(key, now.Add(time.Hour), now)
+			return tx.PutWaiter(key, p, now.Add(time.Hour), now)
 		}
 		return tx.DeleteWaiter(key)
 	})

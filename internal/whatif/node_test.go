@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"vpc-cni/pool"
 	"vpc-cni/settings"
 	"vpc-cni/store"
 )
@@ -39,14 +40,14 @@ func TestTakeUnderCustomNetworkingLeavesThePrimaryENI(t *testing.T) {
 	env[settings.CustomNetworkCfg] = "true"
 	env[settings.ENIConfigKey(node.AZ)] = "subnet=" + podSubnet
 
-	if ok, _, err := n.take("pod1/eth0"); err != nil {
+	if ok, _, err := n.take("pod1/eth0", pool.DefaultPool); err != nil {
 		t.Fatal(err)
 	} else if ok {
 		a := assignment(t, n, "pod1/eth0")
 		t.Fatalf("custom networking on: the ADD took %s on device %d; want no address of the primary ENI", a.IP, a.DeviceIndex)
 	}
 	for range 5 {
-		if ok, _, err := n.take("pod1/eth0"); err != nil {
+		if ok, _, err := n.take("pod1/eth0", pool.DefaultPool); err != nil {
 			t.Fatal(err)
 		} else if ok {
 			break
@@ -86,7 +87,7 @@ func TestTakeUsesTheCooldownResolvedNow(t *testing.T) {
 	if _, err := n.pass(false, NewAccount()); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, err := n.take("pod1/eth0"); err != nil || !ok {
+	if ok, _, err := n.take("pod1/eth0", pool.DefaultPool); err != nil || !ok {
 		t.Fatalf("first ADD: took %v, %v", ok, err)
 	}
 	first := assignment(t, n, "pod1/eth0").IP
@@ -94,7 +95,7 @@ func TestTakeUsesTheCooldownResolvedNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	env["IP_COOLDOWN_PERIOD"] = "3600"
-	if ok, _, err := n.take("pod2/eth0"); err != nil || !ok {
+	if ok, _, err := n.take("pod2/eth0", pool.DefaultPool); err != nil || !ok {
 		t.Fatalf("second ADD: took %v, %v", ok, err)
 	}
 	if got := assignment(t, n, "pod2/eth0").IP; got == first {

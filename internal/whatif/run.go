@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"vpc-cni/pool"
 	"vpc-cni/store"
 )
 
@@ -107,6 +108,7 @@ type runner struct {
 	res     Result
 	v6Start map[string]int // the IPv6 pool's EC2 calls while the node started
 	waiting []string
+	pools   map[string]pool.Pool // each pod's pool (its profile), by key
 	arrived map[string]time.Duration
 	refill  time.Duration // when a refill pass is due; <0 none
 	idle    []idleSpan
@@ -120,7 +122,7 @@ type runner struct {
 
 func newRunner(n simNode, w Workload, s Setting, o Options, acct *Account) *runner {
 	r := &runner{n: n, w: w, s: s, o: o, acct: acct, res: Result{Setting: s, WorkloadID: w.Name},
-		arrived: map[string]time.Duration{}}
+		arrived: map[string]time.Duration{}, pools: map[string]pool.Pool{}}
 	_, r.res.Adaptive = s.Env["ADAPTIVE_GROWTH_WINDOW"]
 	return r
 }
@@ -263,7 +265,8 @@ func (r *runner) add(pods []Pod) error {
 	var empty []string
 	for _, p := range pods {
 		r.arrived[p.Key] = r.now()
-		ok, low, err := r.n.take(p.Key)
+		r.pools[p.Key] = p.Pool
+		ok, low, err := r.n.take(p.Key, p.Pool)
 		if err != nil {
 			return err
 		}
@@ -280,7 +283,7 @@ func (r *runner) add(pods []Pod) error {
 	}
 	r.res.Empty += len(empty)
 	for _, k := range empty {
-		if err := r.n.wait(k, true); err != nil {
+		if err := r.n.wait(k, r.pools[k], true); err != nil {
 			return err
 		}
 	}
@@ -291,7 +294,7 @@ func (r *runner) add(pods []Pod) error {
 func (r *runner) leave(key string) error {
 	if i := slices.Index(r.waiting, key); i >= 0 {
 		r.waiting = slices.Delete(r.waiting, i, i+1)
-		return r.n.wait(key, false)
+		return r.n.wait(key, r.pools[key], false)
 	}
 	return r.n.give(key)
 }
@@ -310,7 +313,7 @@ func (r *runner) pass(growOnly bool) error {
 	r.res.BudgetWait += res.budgetWait
 	var still []string
 	for _, k := range r.waiting {
-		ok, _, err := r.n.take(k)
+		ok, _, err := r.n.take(k, r.pools[k])
 		if err != nil {
 			return err
 		}
@@ -319,7 +322,7 @@ func (r *runner) pass(growOnly bool) error {
 			continue
 		}
 		r.waits = append(r.waits, r.now()-r.arrived[k])
-		if err := r.n.wait(k, false); err != nil {
+		if err := r.n.wait(k, r.pools[k], false); err != nil {
 			return err
 		}
 	}

@@ -9,14 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"vpc-cni/pool"
 )
 
-// Pod is one pod's life on the node: it asks for an address At and gives it
-// back at Leave (zero: it stays to the end of the run).
+// Pod is one pod's life on the node: it asks for an address of its pool
+// (the profile it picks; none: the default pool) At and gives it back at
+// Leave (zero: it stays to the end of the run).
 type Pod struct {
 	Key   string
 	At    time.Duration
 	Leave time.Duration
+	Pool  pool.Pool
 }
 
 // Workload is the pods of one run, ordered by arrival.
@@ -78,8 +82,9 @@ func Daily(peak int, day, life time.Duration) Workload {
 	return w
 }
 
-// ReadTrace reads a trace: one event a line, "<seconds> add <pod>" or
-// "<seconds> del <pod>", in time order; blank lines and # comments skipped.
+// ReadTrace reads a trace: one event a line, "<seconds> add <pod> [profile]"
+// or "<seconds> del <pod>", in time order; blank lines and # comments
+// skipped. An add that names a profile is a pod of that profile's pool.
 func ReadTrace(r io.Reader, name string) (Workload, error) {
 	w := Workload{Name: "trace " + name}
 	idx := map[string]int{}
@@ -90,8 +95,8 @@ func ReadTrace(r io.Reader, name string) (Workload, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 3 {
-			return w, fmt.Errorf("%s:%d: want \"<seconds> add|del <pod>\", got %q", name, line, sc.Text())
+		if len(f) != 3 && (len(f) != 4 || f[1] != "add") {
+			return w, fmt.Errorf("%s:%d: want \"<seconds> add <pod> [profile]\" or \"<seconds> del <pod>\", got %q", name, line, sc.Text())
 		}
 		sec, err := strconv.ParseFloat(f[0], 64)
 		if err != nil || sec < 0 {
@@ -101,7 +106,7 @@ func ReadTrace(r io.Reader, name string) (Workload, error) {
 		switch i, seen := idx[f[2]]; {
 		case f[1] == "add" && !seen:
 			idx[f[2]] = len(w.Pods)
-			w.Pods = append(w.Pods, Pod{Key: f[2] + "/eth0", At: at})
+			w.Pods = append(w.Pods, Pod{Key: f[2] + "/eth0", At: at, Pool: pool.PoolOrDefault(strings.Join(f[3:], ""))})
 		case f[1] == "del" && seen && w.Pods[i].Leave == 0 && at >= w.Pods[i].At:
 			w.Pods[i].Leave = at
 		default:
