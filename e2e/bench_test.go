@@ -181,7 +181,7 @@ func installPlugins(b *testing.B) string {
 	return dir
 }
 
-func installCopy(b *testing.B, src, dst string) {
+func installCopy(b testing.TB, src, dst string) {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		b.Fatal(err)
@@ -200,7 +200,7 @@ type bgWatch struct {
 // wait waits for the background reconciles logged since the last call to
 // end (a detached pass must not run into the next contestant's round) and
 // returns how many there were.
-func (bw *bgWatch) wait(b *testing.B) int {
+func (bw *bgWatch) wait(b testing.TB) int {
 	data, err := os.ReadFile(bw.path)
 	if err != nil || len(data) < bw.off {
 		return 0
