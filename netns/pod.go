@@ -197,12 +197,8 @@ func makeVethPair(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (netl
 	if err := deleteVeth(pod, p.IfName); err != nil {
 		return nil, nil, fmt.Errorf("in pod netns: %w", err)
 	}
-	mac, err := randomMAC()
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate host veth MAC: %w", err)
-	}
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: p.HostVeth, MTU: p.MTU, HardwareAddr: mac, TxQLen: -1},
+		LinkAttrs:     netlink.LinkAttrs{Name: p.HostVeth, MTU: p.MTU, HardwareAddr: randomMAC(), TxQLen: -1},
 		PeerName:      p.IfName,
 		PeerNamespace: netlink.NsFd(int(podNS)),
 		PeerMTU:       uint32(p.MTU),
