@@ -181,7 +181,7 @@ func installPlugins(b *testing.B) string {
 	return dir
 }
 
-func installCopy(b *testing.B, src, dst string) {
+func installCopy(b testing.TB, src, dst string) {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		b.Fatal(err)
@@ -200,7 +200,7 @@ type bgWatch struct {
 // wait waits for the background reconciles logged since the last call to
 // end (a detached pass must not run into the next contestant's round) and
 // returns how many there were.
-func (bw *bgWatch) wait(b *testing.B) int {
+func (bw *bgWatch) wait(b testing.TB) int {
 	data, err := os.ReadFile(bw.path)
 	if err != nil || len(data) < bw.off {
 		return 0
@@ -384,10 +384,10 @@ func beforeBinary(b *testing.B, dir string) string {
 // Start-up in plugin mode: CNI_COMMAND=VERSION, which does no I/O beyond
 // printing, against an empty static Go binary (the floor), one that only
 // links the EC2 and IMDS clients and bbolt (what the plugin cannot drop),
-// both built with the Makefile's flags, and ptp as upstream releases it (the
-// peer of the ADD and DEL figures). Target: vpc-cni within 1.5x of empty;
-// sdkonly-vs-empty shows how much of that budget linking the SDK already
-// takes on this machine.
+// both built with the Makefile's flags, ptp as upstream releases it (the
+// peer of the ADD and DEL figures) and, with VPC_CNI_BENCH_BEFORE, the older
+// build. Target: vpc-cni within 1.5x of empty; sdkonly-vs-empty shows how
+// much of that budget linking the SDK already takes on this machine.
 func BenchmarkVersionStartup(b *testing.B) {
 	testenv.RequireRoot(b, needsRoot)
 	dir := b.TempDir()
@@ -399,32 +399,51 @@ func BenchmarkVersionStartup(b *testing.B) {
 	}
 	installCopy(b, bin("vpcctl"), filepath.Join(dir, "vpc-cni")) // by copy, as users get it
 	installCopy(b, bin("ptp"), filepath.Join(dir, "ptp"))
-	// The conflist VERSION reads: ptp checks the version it names.
-	conf := []byte(`{"cniVersion":"1.1.0","name":"vpc","type":"ptp"}`)
-	env := []string{"CNI_COMMAND=VERSION"}
-	var v, e, s, p samples
-	rotated(b, []func(){
-		func() { v.timed(b, func() run { return execHere(filepath.Join(dir, "vpc-cni"), env, conf) }) },
-		func() { e.timed(b, func() run { return execHere(filepath.Join(dir, "empty"), env, nil) }) },
-		func() { s.timed(b, func() run { return execHere(filepath.Join(dir, "sdkonly"), env, nil) }) },
-		func() { p.timed(b, func() run { return execHere(filepath.Join(dir, "ptp"), env, conf) }) },
-	})
-	v.report(b, "vpc-version")
-	e.report(b, "empty")
-	s.report(b, "sdkonly")
-	p.report(b, "ptp-version")
-	ratio(b, "version-vs-empty", &v, &e)
-	ratio(b, "sdkonly-vs-empty", &s, &e)
-	ratio(b, "version-vs-ptp", &v, &p)
+	all := []*starter{{name: "vpc-cni", path: filepath.Join(dir, "vpc-cni")}, {name: "empty Go", path: filepath.Join(dir, "empty")},
+		{name: "sdk+bbolt only", path: filepath.Join(dir, "sdkonly")}, {name: "ptp", path: filepath.Join(dir, "ptp")}}
+	if before := beforeBinary(b, dir); before != "" {
+		all = append(all, &starter{name: "before", path: before})
+	}
+	var rounds []func()
+	for _, s := range all {
+		rounds = append(rounds, func() { s.timed(b, func() run { return execHere(s.path, versionEnv, versionConf) }) })
+	}
+	rotated(b, rounds)
+	reportStartup(b, all)
+}
+
+// starter is one binary of the VERSION start-up and its timings.
+type starter struct {
+	samples
+	name, path string
+}
+
+// The conflist VERSION reads: ptp checks the version it names; the Go
+// binaries ignore it.
+var (
+	versionConf = []byte(`{"cniVersion":"1.1.0","name":"vpc","type":"ptp"}`)
+	versionEnv  = []string{"CNI_COMMAND=VERSION"}
+)
+
+// reportStartup reports each binary's median and p90 and its ratios to the
+// empty binary (all[1]) and to ptp (all[3]), and prints them as a table.
+func reportStartup(b *testing.B, all []*starter) {
+	empty, ptp := all[1], all[3]
+	metric := map[string]string{"vpc-cni": "vpc-version", "empty Go": "empty", "sdk+bbolt only": "sdkonly",
+		"ptp": "ptp-version", "before": "before-version"}
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "\nVERSION start-up (%d execs each)\n%-16s %9s %9s %9s %9s\n", len(v.d), "binary", "p50 ms", "p90 ms",
+	fmt.Fprintf(&tab, "\nVERSION start-up (%d execs each)\n%-16s %9s %9s %9s %9s\n", len(empty.d), "binary", "p50 ms", "p90 ms",
 		"vs empty", "vs ptp")
-	for _, r := range []struct {
-		name string
-		s    *samples
-	}{{"vpc-cni", &v}, {"empty Go", &e}, {"sdk+bbolt only", &s}, {"ptp", &p}} {
-		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f %9.2f\n", r.name, r.s.pct(0.5), r.s.pct(0.9), r.s.pct(0.5)/e.pct(0.5),
-			r.s.pct(0.5)/p.pct(0.5))
+	for _, s := range all {
+		s.report(b, metric[s.name])
+		fmt.Fprintf(&tab, "%-16s %9.2f %9.2f %9.2f %9.2f\n", s.name, s.pct(0.5), s.pct(0.9), s.pct(0.5)/empty.pct(0.5),
+			s.pct(0.5)/ptp.pct(0.5))
+	}
+	ratio(b, "version-vs-empty", &all[0].samples, &empty.samples)
+	ratio(b, "sdkonly-vs-empty", &all[2].samples, &empty.samples)
+	ratio(b, "version-vs-ptp", &all[0].samples, &ptp.samples)
+	if len(all) > 4 {
+		ratio(b, "before-version-vs-ptp", &all[4].samples, &ptp.samples)
 	}
 	fmt.Fprintf(&tab, "target: vpc-cni <= 1.50 of the empty binary; load average %s", loadAvg())
 	b.Log(tab.String())

@@ -79,12 +79,7 @@ func groupMembers(state ec2sim.State) map[string][]netip.Addr {
 		if e.DeviceIndex < 0 {
 			continue
 		}
-		addrs := append([]netip.Addr{e.PrimaryIP}, e.Secondary...)
-		for _, p := range e.Prefixes {
-			for a := p.Masked().Addr(); p.Contains(a); a = a.Next() {
-				addrs = append(addrs, a)
-			}
-		}
+		addrs := eniAddrs4(e)
 		for _, g := range e.Groups {
 			out[g] = append(out[g], addrs...)
 		}

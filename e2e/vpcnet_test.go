@@ -247,7 +247,7 @@ func (v *vpcNet) syncVPC() {
 			if err := v.routeENI(link, e); err != nil {
 				return err
 			}
-			for _, a := range append([]netip.Addr{e.PrimaryIP}, e.Secondary...) {
+			for _, a := range eniAddrs4(e) {
 				c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(link), ipField(12, expr.CmpOpEq, a), accept())})
 			}
 			c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(link), drop())})
@@ -280,7 +280,7 @@ func (v *vpcNet) routeENI(link string, e ec2sim.ENI) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range append([]netip.Addr{e.PrimaryIP}, e.Secondary...) {
+	for _, a := range eniAddrs4(e) {
 		r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: &net.IPNet{IP: ipOf(a), Mask: net.CIDRMask(32, 32)}}
 		if err := netlink.RouteReplace(r); err != nil {
 			return err
@@ -291,6 +291,18 @@ func (v *vpcNet) routeENI(link string, e ec2sim.ENI) error {
 		}
 	}
 	return nil
+}
+
+// eniAddrs4 are the IPv4 addresses EC2 gives the ENI: its primary, its
+// secondaries and every address of its prefixes.
+func eniAddrs4(e ec2sim.ENI) []netip.Addr {
+	addrs := append([]netip.Addr{e.PrimaryIP}, e.Secondary...)
+	for _, p := range e.Prefixes {
+		for a := p.Masked().Addr(); p.Contains(a); a = a.Next() {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
 }
 
 func cat(parts ...[]expr.Any) []expr.Any {

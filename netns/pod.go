@@ -188,27 +188,23 @@ func setupPod(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (Wired, e
 }
 
 // makeVethPair creates the pair from the node side, the peer straight in the
-// pod netns, after removing an older pair of either name. The host end is up
-// when it returns; its IPv6 sysctls are set before that, as the reference.
+// pod netns; when either name is taken (an ADD repeated), the older pair is
+// removed and the new one made. The host end is up when it returns; its IPv6
+// sysctls are set before that, as the reference.
 func makeVethPair(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (netlink.Link, netlink.Link, error) {
-	if err := deleteVeth(host, p.HostVeth); err != nil {
-		return nil, nil, err
+	veth := newVeth(p, podNS)
+	err := host.LinkAdd(veth)
+	if errors.Is(err, unix.EEXIST) {
+		if err := deleteVeth(host, p.HostVeth); err != nil {
+			return nil, nil, err
+		}
+		if err := deleteVeth(pod, p.IfName); err != nil {
+			return nil, nil, fmt.Errorf("in pod netns: %w", err)
+		}
+		veth = newVeth(p, podNS)
+		err = host.LinkAdd(veth)
 	}
-	if err := deleteVeth(pod, p.IfName); err != nil {
-		return nil, nil, fmt.Errorf("in pod netns: %w", err)
-	}
-	mac, err := randomMAC()
 	if err != nil {
-		return nil, nil, fmt.Errorf("generate host veth MAC: %w", err)
-	}
-	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: p.HostVeth, MTU: p.MTU, HardwareAddr: mac, TxQLen: -1},
-		PeerName:      p.IfName,
-		PeerNamespace: netlink.NsFd(int(podNS)),
-		PeerMTU:       uint32(p.MTU),
-		PeerTxQLen:    -1,
-	}
-	if err := host.LinkAdd(veth); err != nil {
 		return nil, nil, fmt.Errorf("create veth %s (pod end %s): %w", p.HostVeth, p.IfName, err)
 	}
 	// LinkAdd has already looked the new link up for its index, and the MAC
@@ -231,6 +227,17 @@ func makeVethPair(host, pod *netlink.Handle, podNS vnetns.NsHandle, p Pod) (netl
 		return nil, nil, fmt.Errorf("find new pod interface %s: %w", p.IfName, err)
 	}
 	return veth, podLink, nil
+}
+
+// newVeth is the pair p asks for, with a fresh MAC on the host end.
+func newVeth(p Pod, podNS vnetns.NsHandle) *netlink.Veth {
+	return &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: p.HostVeth, MTU: p.MTU, HardwareAddr: randomMAC(), TxQLen: -1},
+		PeerName:      p.IfName,
+		PeerNamespace: netlink.NsFd(int(podNS)),
+		PeerMTU:       uint32(p.MTU),
+		PeerTxQLen:    -1,
+	}
 }
 
 // deleteVeth removes the veth called name, if any; another kind of link of

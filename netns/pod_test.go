@@ -208,6 +208,25 @@ func TestSetupPodReplacesAForeignVethOfThePodInterfaceName(t *testing.T) {
 	inNS(t, podNS, func() error { return podSideProblems(p, w) })
 }
 
+// A link of the host veth's name that is not a veth is not the plugin's to
+// remove: SetupPod fails naming it and leaves it.
+func TestSetupPodLeavesAnotherKindOfLinkOfTheHostVethsName(t *testing.T) {
+	node := newNode(t)
+	_, p := newPod(t, "dummy", "100.64.2.24", 0)
+	inNS(t, node, func() error {
+		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: p.HostVeth, TxQLen: -1}})
+	})
+	inNS(t, node, func() error {
+		if _, err := SetupPod(p); err == nil || !strings.Contains(err.Error(), "not a veth") {
+			t.Errorf("SetupPod with a bridge named %s: %v; want an error saying it is not a veth", p.HostVeth, err)
+		}
+		if l, err := netlink.LinkByName(p.HostVeth); err != nil || l.Type() != "bridge" {
+			t.Errorf("the bridge %s: %v %v; want it left", p.HostVeth, l, err)
+		}
+		return nil
+	})
+}
+
 func TestSetupPodRejectsBadInput(t *testing.T) {
 	node := newNode(t) // a failed SetupPod cleans up: keep that off the real node
 	ok := Pod{NetnsPath: "/nonexistent", IfName: "eth0", HostVeth: "eni0123456789a", IP: netip.MustParseAddr("100.64.0.5")}

@@ -1,10 +1,6 @@
 package npa
 
-import (
-	"fmt"
-
-	"google.golang.org/protobuf/encoding/protowire"
-)
+import "fmt"
 
 // EnforceRequest is rpc.EnforceNpRequest: the pod whose host veth the agent
 // attaches its programs to, in the node's mode.
@@ -20,8 +16,7 @@ func (r EnforceRequest) marshal() []byte {
 	b = appendString(b, 2, r.PodNamespace)
 	b = appendString(b, 3, r.Mode)
 	if r.InterfaceCount != 0 {
-		b = protowire.AppendTag(b, 4, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(r.InterfaceCount))
+		b = appendVarint(b, 4, uint64(r.InterfaceCount))
 	}
 	return b
 }
@@ -50,8 +45,7 @@ type ConfigReply struct {
 func (r ConfigReply) marshal() []byte {
 	b := appendString(nil, 1, r.Mode)
 	if r.MultiNICEnabled {
-		b = protowire.AppendTag(b, 2, protowire.VarintType)
-		b = protowire.AppendVarint(b, 1)
+		b = appendVarint(b, 2, 1)
 	}
 	b = appendString(b, 3, r.NodeIPv4)
 	b = appendString(b, 4, r.NodeIPv6)
@@ -59,36 +53,23 @@ func (r ConfigReply) marshal() []byte {
 	return appendString(b, 6, r.Region)
 }
 
-// appendString appends a proto3 string field (omitted when empty).
-func appendString(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
-}
-
 // success reads field 1 (bool Success) of EnforceNpReply and DeleteNpReply,
 // skipping any field a newer agent adds.
 func success(b []byte) (bool, error) {
 	ok := false
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return false, fmt.Errorf("malformed reply: %v", protowire.ParseError(n))
+		num, typ, n, err := consumeTag(b)
+		if err != nil {
+			return false, fmt.Errorf("malformed reply: %v", err)
 		}
 		b = b[n:]
-		if num == 1 && typ == protowire.VarintType {
-			v, m := protowire.ConsumeVarint(b)
-			if m < 0 {
-				return false, fmt.Errorf("malformed reply: %v", protowire.ParseError(m))
-			}
-			ok, b = v != 0, b[m:]
-			continue
+		m, err := fieldLen(typ, b)
+		if err != nil {
+			return false, fmt.Errorf("malformed reply: field %d: %v", num, err)
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return false, fmt.Errorf("malformed reply: %v", protowire.ParseError(m))
+		if num == 1 && typ == wireVarint {
+			v, _ := consumeVarint(b)
+			ok = v != 0
 		}
 		b = b[m:]
 	}

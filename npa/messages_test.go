@@ -30,16 +30,20 @@ func TestMessagesEncodeAsTheReferenceProto(t *testing.T) {
 }
 
 // Success is field 1; an empty reply is false; fields a newer agent adds
-// are skipped; a truncated reply is an error.
+// are skipped; a truncated reply or a group (never in proto3) is an error.
 func TestSuccessReadsField1(t *testing.T) {
-	for in, want := range map[string]bool{"": false, "0801": true, "0800": false, "12026869" + "0801": true, "0801" + "1801": true} {
+	for in, want := range map[string]bool{"": false, "0801": true, "0800": false, "12026869" + "0801": true, "0801" + "1801": true,
+		"0d01020304" + "0801": true, "190102030405060708" + "0800": false} {
 		b, _ := hex.DecodeString(in)
 		if got, err := success(b); err != nil || got != want {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	if _, err := success([]byte{0x08}); err == nil {
-		t.Error("a truncated reply decoded")
+	for _, bad := range []string{"08", "1205616263", "0d0102", "0b0801"} { // truncated varint, bytes, fixed32; a group
+		b, _ := hex.DecodeString(bad)
+		if _, err := success(b); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
 	}
 }
 
