@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"vpc-cni/internal/ec2sim"
+	"vpc-cni/pool"
 	"vpc-cni/settings"
 )
 
@@ -36,7 +37,7 @@ func TestAProfilePodGetsAnAddressOfAPrefixOnTheProfilesENI(t *testing.T) {
 		t.Fatalf("default pod %s: on a prefix of a default ENI %v (ENI %s, profile %q)", plainIP, ok, d.ID, d.Tags[settings.ProfileTag])
 	}
 	for _, a := range v.w.assignments() {
-		if want := map[netip.Addr]string{goldIP: "gold", plainIP: ""}[a.IP]; a.Profile != want {
+		if want := map[netip.Addr]pool.Pool{goldIP: "gold", plainIP: pool.DefaultPool}[a.IP]; a.Profile != want {
 			t.Fatalf("assignment of %s names profile %q, want %q", a.IP, a.Profile, want)
 		}
 	}
