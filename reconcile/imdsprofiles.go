@@ -46,7 +46,7 @@ func (p *pass) imdsProfiles(ctx context.Context, truth []cloud.ENIInfo) map[stri
 	for _, e := range snap.ENIs {
 		stored[e.ID] = e
 	}
-	home, _ := p.home() // a bad custom networking setting fails the pass later
+	home, _ := p.home(p.cfg.Specs()[0]) // a bad custom networking setting fails the pass later
 	out := map[string]imdsProfile{}
 	for _, t := range truth {
 		old, known := stored[t.ID]

@@ -34,34 +34,52 @@ type placement struct {
 	byTag bool
 }
 
-// home is where new ENIs go before any EC2 call: the zone's custom
-// networking subnet with its groups, else the node's subnet with the
-// primary ENI's groups; discover is set when subnet discovery must choose.
-func (p *pass) home() (placement, error) {
+// home is where a pool's new ENIs go before any EC2 call, as its spec
+// says: the zone's custom networking subnet with its groups, or the
+// subnets it names (subnet discovery chooses among them), or the node's
+// subnet; its groups (by tag: place resolves them), else the primary
+// ENI's. discover is set when subnet discovery must choose.
+func (p *pass) home(spec settings.Profile) (placement, error) {
 	node := p.node
-	home := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Groups: node.SecurityGroups}
-	if p.cfg.Pool.CustomNetworking {
-		c, ok, err := settings.ENIConfigFor(p.inputs(), node.AZ)
+	h := placement{SubnetID: node.SubnetID, CIDR: node.SubnetCIDR, Profile: spec.Name,
+		Groups: cmpGroups(spec.SecurityGroups, node.SecurityGroups)}
+	if spec.GroupsByTag() {
+		h.Groups, h.byTag = nil, true // never the primary's: place resolves them
+	}
+	switch {
+	case spec.ZoneENIConfig:
+		c, err := p.zoneENIConfig()
 		if err != nil {
-			return home, ConfigError{err}
+			return h, err
 		}
-		if !ok {
-			return home, ConfigError{fmt.Errorf("%s=true but %s is not set: custom networking needs the pod subnet of zone %s",
-				settings.CustomNetworkCfg, settings.ENIConfigKey(node.AZ), node.AZ)}
-		}
-		home = placement{SubnetID: c.Subnet, Groups: cmpGroups(c.SecurityGroups, node.SecurityGroups)}
+		h.SubnetID, h.CIDR, h.Groups = c.Subnet, netip.Prefix{}, cmpGroups(c.SecurityGroups, node.SecurityGroups)
 		if c.Subnet == node.SubnetID {
-			home.CIDR = node.SubnetCIDR
+			h.CIDR = node.SubnetCIDR
 		}
-		return home, nil
+	case len(spec.Subnets) > 0 || len(spec.SubnetTags) > 0:
+		h.SubnetID, h.CIDR, h.discover = "", netip.Prefix{}, true
+		h.subnets, h.subnetTags = spec.Subnets, spec.SubnetTags
+	case spec.Discovery == settings.DiscoveryAlways:
+		h.discover = true
+	case spec.Discovery == settings.DiscoveryWhenFull:
+		h.discover = p.now().Before(p.fullSubnets[node.SubnetID])
 	}
-	switch p.cfg.SubnetDiscovery {
-	case settings.DiscoveryAlways:
-		home.discover = true
-	case settings.DiscoveryWhenFull:
-		home.discover = p.now().Before(p.fullSubnets[node.SubnetID])
+	return h, nil
+}
+
+// zoneENIConfig is the custom networking subnet and groups of the node's
+// zone; its absence is a configuration error.
+func (p *pass) zoneENIConfig() (settings.ENIConfig, error) {
+	az := p.node.AZ
+	c, ok, err := settings.ENIConfigFor(p.inputs(), az)
+	if err != nil {
+		return c, ConfigError{err}
 	}
-	return home, nil
+	if !ok {
+		return c, ConfigError{fmt.Errorf("%s=true but %s is not set: custom networking needs the pod subnet of zone %s",
+			settings.CustomNetworkCfg, settings.ENIConfigKey(az), az)}
+	}
+	return c, nil
 }
 
 func cmpGroups(configured, primary []string) []string {

@@ -14,37 +14,17 @@ import (
 	"vpc-cni/store"
 )
 
-// homes is where each pool's new ENIs go: the default pool's home, and for
-// each configured profile its groups (the primary ENI's when it names none)
-// in its subnets: the node's subnet when it names none, else subnet
-// discovery among the subnets of the node's zone it names by ID or tag.
+// homes is where each served pool's new ENIs go (home).
 func (p *pass) homes() (map[pool.Pool]placement, error) {
-	home, err := p.home()
-	if err != nil {
-		return nil, err
-	}
-	out := map[pool.Pool]placement{pool.DefaultPool: home}
-	for _, prof := range p.cfg.Profiles {
-		if prof.Allowed {
-			out[prof.Name] = p.profileHome(prof)
+	out := map[pool.Pool]placement{}
+	for _, spec := range p.cfg.Specs() {
+		h, err := p.home(spec)
+		if err != nil {
+			return nil, err
 		}
+		out[spec.Name] = h
 	}
 	return out, nil
-}
-
-func (p *pass) profileHome(prof settings.Profile) placement {
-	h := placement{SubnetID: p.node.SubnetID, CIDR: p.node.SubnetCIDR, Groups: p.node.SecurityGroups, Profile: prof.Name}
-	switch {
-	case prof.GroupsByTag():
-		h.Groups, h.byTag = nil, true // never the primary's: place resolves them
-	case len(prof.SecurityGroups) > 0:
-		h.Groups = prof.SecurityGroups
-	}
-	if len(prof.Subnets) > 0 || len(prof.SubnetTags) > 0 {
-		h.SubnetID, h.CIDR, h.discover = "", netip.Prefix{}, true
-		h.subnets, h.subnetTags = prof.Subnets, prof.SubnetTags
-	}
-	return h
 }
 
 // profileSubnet chooses a profile's subnet for a new ENI: among the zone's

@@ -25,9 +25,11 @@ func (e Effective) Spec(p pool.Pool) (Profile, bool) {
 	return e.Profile(p)
 }
 
-// defaultSpec is the default pool as a spec: its home is the node's.
+// defaultSpec is the default pool as a spec: its home is the node's
+// subnet and groups, or the zone's ENIConfig under custom networking.
 func (e Effective) defaultSpec() Profile {
-	return Profile{SNAT: SNATNode, Allowed: true, Pool: e.Pool}
+	return Profile{SNAT: SNATNode, Allowed: true, Pool: e.Pool,
+		ZoneENIConfig: e.Pool.CustomNetworking, Discovery: e.SubnetDiscovery}
 }
 
 // PoolConfigs lists the configuration of every pool the node serves, as

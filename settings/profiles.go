@@ -60,7 +60,14 @@ type Profile struct {
 	// both empty: the node's subnet.
 	Subnets    []string          `json:"subnets,omitempty"`
 	SubnetTags map[string]string `json:"subnetTags,omitempty"`
-	SNAT       string            `json:"snat"`
+	// ZoneENIConfig: the zone's ENIConfig names the subnet and groups
+	// (custom networking), in place of the fields above; Discovery: when
+	// subnet discovery may move new ENIs off the node's subnet
+	// (ENABLE_SUBNET_DISCOVERY; empty: never). The default pool's home has
+	// them; a profile's SUBNETS say where its ENIs go instead.
+	ZoneENIConfig bool   `json:"-"`
+	Discovery     string `json:"-"`
+	SNAT          string `json:"snat"`
 	// Allowed: PROFILES is unset or names it; a pod may pick it.
 	Allowed bool `json:"allowed"`
 	// Namespaces: the namespaces whose pods may pick it; empty: any
