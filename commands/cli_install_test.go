@@ -316,3 +316,29 @@ func TestBootUnitComputesMaxPodsForThisInstance(t *testing.T) {
 		t.Errorf("the boot unit's drop-in on an m5.large from a t3.small's state:\n%s", got)
 	}
 }
+
+// A first pass whose wait for the reconcile lock outlasts --timeout does
+// not run: install fails as reconcile --wait does, naming the lock, and
+// writes neither state nor conflist; the lock free, the next run completes.
+func TestInstallLockHeldRunsNoPass(t *testing.T) {
+	_, env := newSim(t, "m5.large")
+	root := t.TempDir()
+	dir := filepath.Join(root, "var/lib/vpc-cni")
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok, err := st.LockReconcile(false, 0)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	r := vpc(t, env, "install", "--root", root, "--timer", "none", "--skip-iam-check", "--timeout", "1s")
+	unlock()
+	r.want(t, 1, "another reconcile held the lock", st.ReconcileLockPath(), "conflist is not written")
+	for _, p := range []string{"var/lib/vpc-cni/state.db", "etc/cni/net.d/10-vpc-cni.conflist"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+			t.Errorf("%s written by a pass that had not the lock", p)
+		}
+	}
+	vpc(t, env, "install", "--root", root, "--timer", "none").want(t, 0, "installed  /etc/cni/net.d/10-vpc-cni.conflist")
+}

@@ -114,15 +114,12 @@ func summarise(c *cli.Context, rep install.Report, err error) error {
 // --timeout; a failure keeps the conflist unwritten.
 func installPass(c *cli.Context) func(*store.Store, settings.Inputs) (install.Pass, error) {
 	return func(st *store.Store, knobs settings.Inputs) (install.Pass, error) {
-		timeout := c.Duration("timeout")
-		ctx, cancel := pass.Context(c.Context, timeout)
-		defer cancel()
-		unlock, _, err := st.LockReconcile(true, timeout)
+		ctx, release, err := pass.Exclusive(c.Context, st, c.Duration("timeout"))
 		if err != nil {
-			return install.Pass{}, fmt.Errorf("first reconcile: taking the lock %s: %w", st.ReconcileLockPath(), err)
+			return install.Pass{}, fmt.Errorf("first reconcile did not run, so the conflist is not written: %w; run vpcctl install again", err)
 		}
+		defer release()
 		rep, err := pass.Recovering(ctx, st, knobs, passOptions(c)) // a lost state is rebuilt, never adopted as free
-		unlock()
 		if err != nil {
 			return install.Pass{}, fmt.Errorf("first reconcile failed, so the conflist is not written (the node stays not ready): %w; "+
 				"fix it and run vpcctl install again", pass.Classify(ctx, err))

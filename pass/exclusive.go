@@ -2,10 +2,10 @@ package pass
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"vpc-cni/reconcile"
 	"vpc-cni/store"
 )
 
@@ -16,11 +16,13 @@ func Exclusive(parent context.Context, st *store.Store, timeout time.Duration) (
 	ctx, cancel := Context(parent, timeout)
 	unlock, held, err := st.LockReconcile(true, timeout)
 	if err == nil && !held {
-		err = errors.New("held too long by another process")
+		err = fmt.Errorf("%w %s for all of --timeout %s", reconcile.ErrLockHeld, st.ReconcileLockPath(), timeout)
+	} else if err != nil {
+		err = fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
 	}
 	if err != nil {
 		cancel()
-		return nil, nil, fmt.Errorf("taking the reconcile lock %s: %w", st.ReconcileLockPath(), err)
+		return nil, nil, err
 	}
 	return ctx, func() { unlock(); cancel() }, nil
 }
