@@ -75,7 +75,7 @@ func (c *call) pickPool() error {
 		return invalid("the pod's annotation %s: profile %s is not for pods of namespace %s (%s, %s)",
 			asked, annotation, namespaceText(c.pod.Namespace), settings.ProfileKey(annotation, settings.ProfileNamespaces),
 			e.Value(settings.ProfileKey(annotation, settings.ProfileNamespaces)).Origin())
-	case e.Pool.IPv4Off && name != pool.DefaultPool:
+	case e.Pool.IPv4Off && name.NeedsIPv4():
 		return invalid("the pod's annotation %s: a network profile gives pods an IPv4 of its ENIs, and this node gives pods none (%s=false)",
 			asked, settings.EnableIPv4)
 	}

@@ -27,6 +27,11 @@ func (p Pool) Where() string {
 	return "profile " + string(p) + "'s pool"
 }
 
+// NeedsIPv4 reports whether the pool's pods need an IPv4 address: a
+// profile's pool is the IPv4 addresses of its ENIs; the default pool's pods
+// may take an IPv6 alone.
+func (p Pool) NeedsIPv4() bool { return p != DefaultPool }
+
 // OnNode is the pool configuration c as it applies on a node: prefix
 // delegation is off on an instance that cannot hold /28 prefixes.
 func OnNode(c Config, prefixCapable bool) Config {

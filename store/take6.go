@@ -31,7 +31,7 @@ func (t *Tx) takeFamilies(want Assignment, now time.Time, cfg pool.Config) (Assi
 	if !cfg.PodIPv4() && !cfg.PodIPv6() {
 		return a, fmt.Errorf("neither IPv4 nor IPv6 enabled for pods: %w", ErrInvalid)
 	}
-	if cfg.Profile != "" && !cfg.PodIPv4() {
+	if cfg.Profile.NeedsIPv4() && !cfg.PodIPv4() {
 		return a, fmt.Errorf("profile %s: a network profile's pods take an IPv4 of its ENIs, and pods take no IPv4: %w", cfg.Profile, ErrInvalid)
 	}
 	a.Profile = cfg.Profile
