@@ -31,6 +31,22 @@ func TimersOf(s Snapshot, p Pool) Timers {
 	return Timers{ExcessSince: s.ExcessSince, GrowBlockedUntil: s.GrowBlockedUntil, GrowBlockedWhy: s.GrowBlockedWhy}
 }
 
+// SetTimers sets pool p's timers in the snapshot, where TimersOf finds
+// them (a profile's zero timers are dropped, as the store drops them).
+func (s *Snapshot) SetTimers(p Pool, t Timers) {
+	switch {
+	case p == DefaultPool:
+		s.ExcessSince, s.GrowBlockedUntil, s.GrowBlockedWhy = t.ExcessSince, t.GrowBlockedUntil, t.GrowBlockedWhy
+	case t == (Timers{}):
+		delete(s.Profiles, p)
+	default:
+		if s.Profiles == nil {
+			s.Profiles = map[Pool]Timers{}
+		}
+		s.Profiles[p] = t
+	}
+}
+
 // ServesPool reports whether the ENI belongs to the pool of profile.
 func (e ENI) ServesPool(p Pool) bool { return e.Profile == p }
 

@@ -15,7 +15,7 @@
 // account's token buckets (Account); one node never empties them.
 //
 // Many nodes (Cluster) cannot each run bbolt and HTTP in seconds, so the
-// cluster model drives the pure policy (pool.Compute and pool.PickAddress)
+// cluster model drives the pure policy (pool.ComputePools, pool.PickPodAddress)
 // on in-memory snapshots, applies plans the way a pass does, and makes every
 // EC2 call take a token from the shared account buckets; a throttled call is
 // retried at the node's next pass. See cluster.go.

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -26,8 +27,9 @@ import (
 // stops at throttling), and the next pass plans it again. A throttled call
 // is EC2's word that it did nothing, so it needs no confirming Describe and
 // leaves no intent (reconcile's answered and settled); a new ENI whose
-// attach is throttled is deleted. ADD takes an address as the store does
-// (pool.PickAddress). IMDS shows a change imdsLag after it: nobody else
+// attach is throttled is deleted. A pass plans every pool the node serves;
+// ADD takes an address of the pod's pool as the store does
+// (pool.PickPodAddress). IMDS shows a change imdsLag after it: nobody else
 // changes the node's ENIs.
 type modelNode struct {
 	clock    *vclock
@@ -37,7 +39,8 @@ type modelNode struct {
 	latency  time.Duration
 	snap     pool.Snapshot
 	seen     map[string]time.Time // ENI → first seen by a pass (usable latency later)
-	waiters  map[string]bool
+	waiters  map[string]pool.Pool // waiting ADDs, by key: their pool
+	pd       bool                 // the instance can hold /28 prefixes
 	calls    map[string]int
 	nextAddr netip.Addr
 	nextENI  int
@@ -59,20 +62,20 @@ func newModelNode(id string, env map[string]string, o Options) (*modelNode, erro
 		return nil, fmt.Errorf("instance type %q is not in the emulator's table", o.InstanceType)
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: lookup})
+	names := func() []string { return slices.Collect(maps.Keys(env)) }
+	cfg, err := settings.Resolve(settings.Overrides{}, settings.Inputs{Env: lookup, Names: names})
 	if err != nil {
 		return nil, err
 	}
-	if !cloud.PrefixCapable(hypervisor) {
-		cfg.Pool.PrefixDelegation = false // as a pass does
-	}
+	pd := cloud.PrefixCapable(hypervisor)
+	cfg.Pool = pool.OnNode(cfg.Pool, pd) // as a pass does
 	budget, err := newNodeBudget(env)
 	if err != nil {
 		return nil, err
 	}
 	c := &vclock{t: epoch()}
 	n := &modelNode{clock: c, id: id, limits: pool.Limits{MaxENIs: enis, IPv4PerENI: perENI}, cfg: cfg,
-		latency: o.ENILatency, imdsLag: o.IMDSLag, seen: map[string]time.Time{}, waiters: map[string]bool{}, calls: map[string]int{},
+		latency: o.ENILatency, imdsLag: o.IMDSLag, seen: map[string]time.Time{}, waiters: map[string]pool.Pool{}, pd: pd, calls: map[string]int{},
 		nextAddr: netip.MustParseAddr("100.64.0.16"), budget: budget, backoff: o.ThrottleBackoff}
 	n.snap.ENIs = []pool.ENI{{ID: n.eniID(), DeviceIndex: 0, Ready: true, CreatedAt: c.t}}
 	return n, nil
@@ -128,12 +131,10 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 		}
 		n.lastDescribe, imds = now, false
 	}
-	plan := pool.Compute(pool.Input{Limits: n.limits, Config: n.cfg.Pool, Snapshot: n.snap, Now: now, Waiting: len(n.waiters)})
-	actions := plan.Actions
+	actions := n.plan(now)
 	if growOnly {
 		actions = slices.DeleteFunc(actions, func(a pool.Action) bool { return a.Kind != pool.CreateENI && a.Kind != pool.Assign })
 	}
-	n.snap.ExcessSince = plan.ExcessSince
 	if imds && slices.ContainsFunc(actions, func(a pool.Action) bool { return a.Kind == pool.DeleteENI }) {
 		if n.call("DescribeNetworkInterfaces", acct, &res) != callOK {
 			return res, nil
@@ -154,6 +155,24 @@ func (n *modelNode) pass(growOnly bool, acct *Account) (passResult, error) {
 	}
 	res.empty = len(actions) == 0 && !failed
 	return res, nil
+}
+
+// plan is every served pool's plan (pool.ComputePools, as a pass plans),
+// each pool's excess timer kept; it returns their actions in order.
+func (n *modelNode) plan(now time.Time) []pool.Action {
+	waiting := map[pool.Pool]int{}
+	for _, p := range n.waiters {
+		waiting[p]++
+	}
+	pools := pool.Pools(n.cfg.PoolConfigs(), n.snap, n.pd)
+	var actions []pool.Action
+	for _, plan := range pool.ComputePools(pool.Input{Limits: n.limits, Snapshot: n.snap, Now: now}, pools, waiting) {
+		t := pool.TimersOf(n.snap, plan.Figures.Profile)
+		t.ExcessSince = plan.ExcessSince
+		n.snap.SetTimers(plan.Figures.Profile, t)
+		actions = append(actions, plan.Actions...)
+	}
+	return actions
 }
 
 // apply makes an action's calls and, when they all succeed, what they do.
@@ -213,7 +232,7 @@ func (n *modelNode) effect(a pool.Action) {
 	now := n.clock.t
 	switch a.Kind {
 	case pool.CreateENI:
-		e := pool.ENI{ID: n.eniID(), DeviceIndex: a.DeviceIndex, CreatedAt: now, Blocks: n.blocks(a, now)}
+		e := pool.ENI{ID: n.eniID(), DeviceIndex: a.DeviceIndex, CreatedAt: now, Blocks: n.blocks(a, now), Profile: a.Profile}
 		n.snap.ENIs = append(n.snap.ENIs, e)
 		slices.SortFunc(n.snap.ENIs, func(x, y pool.ENI) int { return x.DeviceIndex - y.DeviceIndex })
 	case pool.Assign:
@@ -295,24 +314,30 @@ func (n *modelNode) due() time.Time {
 	return at
 }
 
+// take gives key an address of pool p as the plugin does: the pool's spec
+// resolved, then the store's pick for it.
 func (n *modelNode) take(key string, p pool.Pool) (ok, low bool, err error) {
-	if p != pool.DefaultPool {
-		return false, false, fmt.Errorf("pod %s picks profile %s: the cluster model keeps the default pool only", key, p)
+	spec, known := n.cfg.Spec(p)
+	if !known {
+		return false, false, fmt.Errorf("pod %s picks profile %s, which the node does not have", key, p)
 	}
 	now := n.clock.t
-	e, b, a, ok := pool.PickAddress(n.snap, now, n.cfg.Pool.Cooldown)
+	e, b, a, ok := pool.PickPodAddress(n.snap, now, spec.Pool)
 	if !ok {
 		return false, false, nil
 	}
 	addr := &n.snap.ENIs[e].Blocks[b].Addrs[a]
 	addr.State, addr.Since, addr.Owner = pool.Assigned, now, key
-	return true, n.usable(now) < pool.FreeTarget(n.limits, n.cfg.Pool), nil
+	return true, n.usable(now, p) < pool.FreeTarget(n.limits, spec.Pool), nil
 }
 
-// usable counts the addresses ADD could hand out now.
-func (n *modelNode) usable(now time.Time) int {
+// usable counts the addresses of pool p that ADD could hand out now.
+func (n *modelNode) usable(now time.Time, p pool.Pool) int {
 	c := 0
 	for _, e := range n.snap.ENIs {
+		if !e.ServesPool(p) {
+			continue
+		}
 		for _, b := range e.Blocks {
 			for _, a := range b.Addrs {
 				if e.Ready && !b.Releasing && a.State != pool.Assigned && pool.Usable(a, now, n.cfg.Pool.Cooldown) {
@@ -324,9 +349,9 @@ func (n *modelNode) usable(now time.Time) int {
 	return c
 }
 
-func (n *modelNode) wait(key string, _ pool.Pool, on bool) error {
+func (n *modelNode) wait(key string, p pool.Pool, on bool) error {
 	if on {
-		n.waiters[key] = true
+		n.waiters[key] = p
 	} else {
 		delete(n.waiters, key)
 	}

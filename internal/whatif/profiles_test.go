@@ -1,9 +1,11 @@
 package whatif
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"vpc-cni/pool"
 	"vpc-cni/settings"
@@ -70,5 +72,48 @@ func TestATraceNamesAPodsProfile(t *testing.T) {
 	}
 	if _, err := ReadTrace(strings.NewReader("0 add web\n1 del web gold\n"), "t"); err == nil {
 		t.Fatal("a del naming a profile was read")
+	}
+}
+
+// The cluster's node model takes as the plugin does too: a pod of a profile
+// waits for a grow pass that plans the profile's pool, then holds an
+// address of the profile's own ENI, never one of the default pool's.
+func TestTheModelServesAProfilePod(t *testing.T) {
+	env := map[string]string{"WARM_IP_TARGET": "2", settings.ProfileKey("gold", settings.ProfileSubnets): "subnet-0gold"}
+	n, err := newModelNode("i-0model", env, Options{InstanceType: "t3.medium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if ok, _, err := n.take("pay/eth0", "gold"); err != nil || ok {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if err := n.wait("pay/eth0", "gold", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.pass(true, NewAccount()); err != nil {
+			t.Fatal(err)
+		}
+		n.clock.t = n.clock.t.Add(time.Minute) // the new ENI's host side is set up
+		n.setupHosts()
+	}
+	var held []string
+	for _, e := range n.snap.ENIs {
+		for _, b := range e.Blocks {
+			for _, a := range b.Addrs {
+				if a.Owner == "pay/eth0" {
+					held = append(held, fmt.Sprintf("%s of pool %q on device %d", a.IP, e.Profile, e.DeviceIndex))
+				}
+			}
+		}
+	}
+	if len(held) != 1 || !strings.Contains(held[0], `pool "gold"`) {
+		t.Fatalf("the gold pod holds %v; want one address of gold's ENI", held)
+	}
+	if ok, _, err := n.take("web/eth0", pool.DefaultPool); err != nil {
+		t.Fatalf("a pod of the default pool: %v, %v", ok, err)
 	}
 }
