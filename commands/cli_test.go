@@ -11,6 +11,7 @@ import (
 
 	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testenv"
 )
 
 // vpcctl is the binary under test, built once by TestMain.
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building vpcctl:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testenv.Run(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

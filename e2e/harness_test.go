@@ -45,7 +45,7 @@ var refPlugins = []string{
 
 func TestMain(m *testing.M) {
 	if !testenv.IsRoot() {
-		os.Exit(m.Run()) // every test skips (testenv.RequireRoot)
+		os.Exit(testenv.Run(m)) // every test skips (testenv.RequireRoot)
 	}
 	var err error
 	if origNS, err = vnetns.Get(); err != nil {
