@@ -399,6 +399,11 @@ func (c *cluster) makeImages() error {
 		}
 		images = append(images, more...)
 	}
+	return c.writeImages(dir, images)
+}
+
+// writeImages writes each image as an archive in dir, for the nodes to import.
+func (c *cluster) writeImages(dir string, images []ociimage.Image) error {
 	for _, im := range images {
 		b, err := im.Archive()
 		if err != nil {
