@@ -320,6 +320,10 @@ func layerOrder(t *testing.T, pkgs map[string]goPkg) map[string]int {
 	return layers
 }
 
+// homes are where a short name of the page is looked for: the top level,
+// the helpers, the test support, the shipped simulators.
+var homes = []string{"", "internal/", "internal/testsupport/", "sim/"}
+
 // resolve turns a name of the page (`main.go`, `commands/`, `logfile`,
 // `internal/ec2sim/`) into an import path.
 func resolve(t *testing.T, name string, pkgs map[string]goPkg) string {
@@ -328,8 +332,8 @@ func resolve(t *testing.T, name string, pkgs map[string]goPkg) string {
 	if name == "main.go" {
 		return module
 	}
-	for _, p := range []string{module + "/" + name, module + "/internal/" + name} {
-		if _, ok := pkgs[p]; ok {
+	for _, home := range homes {
+		if p := module + "/" + home + name; pkgs[p].path != "" {
 			return p
 		}
 	}
