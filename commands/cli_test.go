@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/simtest"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 // vpcctl is the binary under test, built once by TestMain.

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // The package map of design.md is the layering's data: this test reads its
@@ -127,7 +127,7 @@ func TestEdgesDoNotImportTheStore(t *testing.T) {
 func TestProductionCodeLinksNoEmulator(t *testing.T) {
 	pkgs := listPackages(t)
 	rules := packageMap(t, pkgs)
-	sims := []string{module + "/internal/ec2sim", module + "/internal/whatif"}
+	sims := []string{module + "/sim/ec2sim", module + "/sim/whatif"}
 	for _, p := range ours(pkgs) {
 		if rules[p.path].testOnly || slices.Contains(sims, p.path) || p.path == module+"/commands" || p.path == module ||
 			strings.HasPrefix(p.path, module+"/e2e/") {
@@ -325,7 +325,7 @@ func layerOrder(t *testing.T, pkgs map[string]goPkg) map[string]int {
 var homes = []string{"", "internal/", "internal/testsupport/", "sim/"}
 
 // resolve turns a name of the page (`main.go`, `commands/`, `logfile`,
-// `internal/ec2sim/`) into an import path.
+// `sim/ec2sim/`) into an import path.
 func resolve(t *testing.T, name string, pkgs map[string]goPkg) string {
 	t.Helper()
 	name = strings.TrimSuffix(name, "/")

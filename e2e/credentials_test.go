@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 const e2eRole = "arn:aws:iam::123456789012:role/vpc-cni"

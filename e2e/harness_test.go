@@ -13,15 +13,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

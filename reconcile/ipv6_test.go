@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // tools every run of the script needs (bash and what it calls), besides

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // TestMain says how many root-only tests an unprivileged run skipped.

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"vpc-cni/internal/damage"
+	"vpc-cni/internal/testsupport/damage"
 )
 
 // populated is a store with four ENIs of 200 addresses and 300 pods: a

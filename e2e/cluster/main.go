@@ -30,9 +30,9 @@ import (
 	"syscall"
 	"time"
 
-	"vpc-cni/internal/clusterhost"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/ociimage"
+	"vpc-cni/internal/testsupport/clusterhost"
+	"vpc-cni/sim/ec2sim"
 )
 
 const instanceType = "t3.medium"

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // Many writers, each opening the file as a plugin process does (rotating it
