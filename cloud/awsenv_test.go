@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // writeTemp writes content to a new file and returns its path.

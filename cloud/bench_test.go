@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // startSimB is startSim for benchmarks.

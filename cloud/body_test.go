@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // TestAnswerOvertakingTheRequestWrite: an answer that reaches the SDK before

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // fakeBudget answers from a script: waits[i] for the i-th TakeToken.

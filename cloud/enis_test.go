@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 )
 
 func TestInstanceLimits(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // TaggedGroups reads every page of the VPC's groups carrying the tag (one

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 // A handoff is held to the rules its environment variables would meet: a

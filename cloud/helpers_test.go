@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // startSim runs an emulated node on loopback and points the AWS environment at it.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // A loop makes a new client every pass: the connections of the earlier

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 func TestIdentity(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 func TestInstanceShowsTheNodeAndItsDeviceIndexes(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 func TestAssignIPv6PrefixAndRead(t *testing.T) {

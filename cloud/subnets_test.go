@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // Only tagged subnets of the node's VPC and zone, most free first; an ENI

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // IMDS-only mode learns a node's limits from the built-in table; they must

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 func writeConfig(t *testing.T, text string) string {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/internal/damage"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/damage"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 	"vpc-cni/store"
 )
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"vpc-cni/deploy"
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 	"vpc-cni/maxpods"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

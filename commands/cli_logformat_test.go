@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 )
 
 // firstRecord starts vpcctl and reads its stdout (or stderr), every line

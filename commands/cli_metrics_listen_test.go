@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/promtext"
+	"vpc-cni/internal/testsupport/promtext"
 	"vpc-cni/metrics"
 	"vpc-cni/store"
 )

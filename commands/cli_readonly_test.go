@@ -55,6 +55,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 	if err := os.Chmod(dir, 0o500); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) }) // before TempDir's removal, which only root does through 0500
 	before := dirPrint(t, dir)
 	for _, args := range readOnlyCommands {
 		r := vpc(t, env, append([]string{"--state-dir", dir}, args...)...)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
+	"vpc-cni/sim/ec2sim"
 
 	"vpc-cni/store"
 )

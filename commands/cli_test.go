@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 // vpcctl is the binary under test, built once by TestMain.
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building vpcctl:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testenv.Run(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

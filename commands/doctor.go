@@ -38,32 +38,35 @@ Examples:
 			&cli.StringFlag{Name: "kubelet-config-dir", Value: maxpods.KubeletConfigDir, Usage: "the kubelet's --config-dir of drop-ins (read after --kubelet-config, in name order)"},
 		},
 		Before: noArgs,
-		Action: func(c *cli.Context) error {
-			if c.Bool("iam") {
-				return doctorIAM(c)
-			}
-			s, err := start(c, readOnly)
-			rep, lost := doctor.Report(nil), false
-			if errors.Is(err, store.ErrNotInitialized) {
-				rep, lost = doctor.WithoutState() // running pods' wiring with no state file: say so
-			}
-			if err != nil && !lost {
-				return err
-			}
-			if !lost {
-				rep = doctor.Run(s.st, s.in, time.Now())
-				rep = append(rep, doctor.CheckKubeletMaxPods(s.st, s.in,
-					doctor.Kubelet{Config: c.String("kubelet-config"), DropInDir: c.String("kubelet-config-dir")})...)
-			}
-			if err := render(c, rep, func(t *printers.Table) { rep.Rows(t) }); err != nil {
-				return err
-			}
-			if f := rep.Failed(); f != nil {
-				return fmt.Errorf("doctor: %s: %s", f.Check, f.Detail)
-			}
-			return nil
-		},
+		Action: doctorAction,
 	}
+}
+
+// doctorAction runs the checks (or --iam's) and exits 1 on the first failed one.
+func doctorAction(c *cli.Context) error {
+	if c.Bool("iam") {
+		return doctorIAM(c)
+	}
+	s, err := start(c, readOnly)
+	rep, lost := doctor.Report(nil), false
+	if errors.Is(err, store.ErrNotInitialized) {
+		rep, lost = doctor.WithoutState() // running pods' wiring with no state file: say so
+	}
+	if err != nil && !lost {
+		return err
+	}
+	if !lost {
+		rep = doctor.Run(s.st, s.in, time.Now())
+		rep = append(rep, doctor.CheckKubeletMaxPods(s.st, s.in,
+			doctor.Kubelet{Config: c.String("kubelet-config"), DropInDir: c.String("kubelet-config-dir")})...)
+	}
+	if err := render(c, rep, func(t *printers.Table) { rep.Rows(t) }); err != nil {
+		return err
+	}
+	if f := rep.Failed(); f != nil {
+		return fmt.Errorf("doctor: %s: %s", f.Check, f.Detail)
+	}
+	return nil
 }
 
 // doctorIAM is `doctor --iam`: the knobs as every process reads them, no

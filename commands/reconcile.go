@@ -46,24 +46,27 @@ Examples:
 			outputFlag("table"),
 		},
 		Before: noArgs,
-		Action: func(c *cli.Context) error {
-			if _, err := format(c); err != nil && c.String("output") != summaryFormat {
-				return err
-			}
-			if every := c.Duration("every"); every > 0 {
-				if c.Bool("dry-run") {
-					return usagef("--every and --dry-run: a loop of dry runs changes nothing; use one")
-				}
-				return reconcileEvery(c, every, reconcilePass)
-			}
-			for _, f := range []*cli.StringFlag{metricsListenFlag, healthListenFlag} {
-				if c.String(f.Name) != "" {
-					return usagef("--%s serves a loop's metrics or health: it needs --every", f.Name)
-				}
-			}
-			return reconcilePass(c)
-		},
+		Action: reconcileAction,
 	}
+}
+
+// reconcileAction runs one pass, or the loop with --every.
+func reconcileAction(c *cli.Context) error {
+	if _, err := format(c); err != nil && c.String("output") != summaryFormat {
+		return err
+	}
+	if every := c.Duration("every"); every > 0 {
+		if c.Bool("dry-run") {
+			return usagef("--every and --dry-run: a loop of dry runs changes nothing; use one")
+		}
+		return reconcileEvery(c, every, reconcilePass)
+	}
+	for _, f := range []*cli.StringFlag{metricsListenFlag, healthListenFlag} {
+		if c.String(f.Name) != "" {
+			return usagef("--%s serves a loop's metrics or health: it needs --every", f.Name)
+		}
+	}
+	return reconcilePass(c)
 }
 
 // reconcilePass is one pass, reported in the -o format.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"vpc-cni/internal/whatif"
+	"vpc-cni/sim/whatif"
 )
 
 func simWhatifCommand() *cli.Command {

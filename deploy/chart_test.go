@@ -20,7 +20,7 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"sigs.k8s.io/yaml"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 	"vpc-cni/settings"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // The package map of design.md is the layering's data: this test reads its
@@ -69,7 +69,7 @@ func TestPackagesImportOnlyWhatThePackageMapAllows(t *testing.T) {
 	}
 	for _, p := range ours(pkgs) {
 		for _, imp := range p.imports {
-			if r := rules[imp]; r.testOnly {
+			if r := rules[imp]; r.testOnly && !slices.Contains(rules[p.path].mayImport, imp) {
 				t.Errorf("%s imports the test support %s outside its tests", p.path, imp)
 			}
 		}
@@ -122,13 +122,15 @@ func TestEdgesDoNotImportTheStore(t *testing.T) {
 
 // Production code never links the emulator or the simulator, except
 // `vpcctl sim` (commands/sim*.go) and the simulator's own use of the
-// emulator; only commands/ imports urfave/cli.
+// emulator; the test tiers (e2e/...) are not production. Only commands/
+// imports urfave/cli.
 func TestProductionCodeLinksNoEmulator(t *testing.T) {
 	pkgs := listPackages(t)
 	rules := packageMap(t, pkgs)
-	sims := []string{module + "/internal/ec2sim", module + "/internal/whatif"}
+	sims := []string{module + "/sim/ec2sim", module + "/sim/whatif"}
 	for _, p := range ours(pkgs) {
-		if rules[p.path].testOnly || slices.Contains(sims, p.path) || p.path == module+"/commands" || p.path == module {
+		if rules[p.path].testOnly || slices.Contains(sims, p.path) || p.path == module+"/commands" || p.path == module ||
+			strings.HasPrefix(p.path, module+"/e2e/") {
 			continue
 		}
 		for _, d := range p.deps {
@@ -184,6 +186,7 @@ func ours(pkgs map[string]goPkg) []goPkg {
 
 // listPackages is `go list -deps` over the module: our packages and
 // everything they link, without test files (listed once per test binary).
+// The tag adds the cluster tier (e2e/cluster), built only with it.
 func listPackages(t *testing.T) map[string]goPkg {
 	t.Helper()
 	pkgs, err := listed()
@@ -194,7 +197,7 @@ func listPackages(t *testing.T) map[string]goPkg {
 }
 
 var listed = sync.OnceValues(func() (map[string]goPkg, error) {
-	cmd := exec.Command(gotool.Go(), "list", "-deps",
+	cmd := exec.Command(gotool.Go(), "list", "-tags", "cluster", "-deps",
 		"-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}\t{{.Standard}}", "./...")
 	cmd.Dir = ".."
 	out, err := cmd.Output()
@@ -317,16 +320,20 @@ func layerOrder(t *testing.T, pkgs map[string]goPkg) map[string]int {
 	return layers
 }
 
+// homes are where a short name of the page is looked for: the top level,
+// the helpers, the test support, the shipped simulators.
+var homes = []string{"", "internal/", "internal/testsupport/", "sim/"}
+
 // resolve turns a name of the page (`main.go`, `commands/`, `logfile`,
-// `internal/ec2sim/`) into an import path.
+// `sim/ec2sim/`) into an import path.
 func resolve(t *testing.T, name string, pkgs map[string]goPkg) string {
 	t.Helper()
 	name = strings.TrimSuffix(name, "/")
 	if name == "main.go" {
 		return module
 	}
-	for _, p := range []string{module + "/" + name, module + "/internal/" + name} {
-		if _, ok := pkgs[p]; ok {
+	for _, home := range homes {
+		if p := module + "/" + home + name; pkgs[p].path != "" {
 			return p
 		}
 	}

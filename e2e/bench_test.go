@@ -13,7 +13,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/testutils"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/pool"
 	"vpc-cni/store"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/plugin"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

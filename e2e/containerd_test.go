@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 const e2eRole = "arn:aws:iam::123456789012:role/vpc-cni"
@@ -123,6 +124,7 @@ func TestPodCredentialFailuresNameTheCause(t *testing.T) {
 // The plugin's process never links service/sts, whose package
 // initialisation every start would pay (cloud/sts.go).
 func TestBinaryLinksNoSTSService(t *testing.T) {
+	testenv.RequireRoot(t, needsRoot) // TestMain builds the binaries as root only
 	b, err := os.ReadFile(bin("vpc-cni"))
 	if err != nil {
 		t.Fatal(err)

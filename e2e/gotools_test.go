@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // goBinary is the go command that builds the tests' tools.

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 
@@ -45,7 +45,7 @@ var refPlugins = []string{
 
 func TestMain(m *testing.M) {
 	if !testenv.IsRoot() {
-		os.Exit(m.Run()) // every test skips (testenv.RequireRoot)
+		os.Exit(testenv.Run(m)) // every test skips (testenv.RequireRoot)
 	}
 	var err error
 	if origNS, err = vnetns.Get(); err != nil {
@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
+	code := testenv.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 // The plugin never wires the namespace it runs in. A runtime that passes

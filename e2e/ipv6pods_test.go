@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vpc-cni/hostnet"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/netns"
 	"vpc-cni/store"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // fillPrimary takes the primary ENI's free addresses (t3.small: 3), so the

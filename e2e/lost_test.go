@@ -12,7 +12,7 @@ import (
 
 	"github.com/containernetworking/cni/libcni"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 	"vpc-cni/store"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"vpc-cni/internal/promtext"
+	"vpc-cni/internal/testsupport/promtext"
 )
 
 // After a known sequence (settle at WARM_IP_TARGET=3, two ADDs, one DEL, a

@@ -13,9 +13,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

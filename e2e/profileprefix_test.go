@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 // With prefix delegation on, a profile's pod gets an address of a /28 that

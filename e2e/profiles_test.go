@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/plugin"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 // Two network profiles and the default pool on one node of a simulated VPC

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/damage"
+	"vpc-cni/internal/testsupport/damage"
 	"vpc-cni/store"
 )
 

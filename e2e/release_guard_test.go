@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 
@@ -29,7 +29,7 @@ func TestPassNeverReleasesWhatTheKernelRoutesToARunningPod(t *testing.T) {
 		lost, ip, eni := w.podOnDevice(pods, 1)
 		w.storeSaysFree(lost)
 		w.writeConfig([]string{"MINIMUM_IP_TARGET=1", "RELEASE_DELAY=1s", "IP_COOLDOWN_PERIOD=0"})
-		w.sim.ResetCounters()
+		before := len(w.sim.Releases())
 
 		dry := w.passReport("--dry-run")
 		if dry.unassigns(ip) || !dry.found("release-held", ip) {
@@ -39,8 +39,8 @@ func TestPassNeverReleasesWhatTheKernelRoutesToARunningPod(t *testing.T) {
 		if !rep.found("release-held", ip) {
 			t.Errorf("the pass does not report %s held: %+v", ip, rep.Findings)
 		}
-		if reqs := unassignsOf(w.sim.Requests("UnassignPrivateIpAddresses"), ip); len(reqs) > 0 {
-			t.Fatalf("EC2 was asked to unassign %s, routed to %s: %v", ip, lost.hostVeth(), reqs)
+		if rels := releasesOf(w.sim.Releases()[before:], ip); len(rels) > 0 {
+			t.Fatalf("EC2 unassigned %s, routed to %s: %v", ip, lost.hostVeth(), rels)
 		}
 		if !w.simHolds(ip) {
 			t.Fatalf("EC2 no longer lists %s on the node", ip)
@@ -162,14 +162,12 @@ func (o passOut) found(kind string, ip netip.Addr) bool {
 	})
 }
 
-// unassignsOf are the requests that named ip (PrivateIpAddress.N).
-func unassignsOf(reqs []ec2sim.Request, ip netip.Addr) []ec2sim.Request {
-	var out []ec2sim.Request
-	for _, r := range reqs {
-		for k, vals := range r.Params {
-			if strings.HasPrefix(k, "PrivateIpAddress.") && slices.Contains(vals, ip.String()) {
-				out = append(out, r)
-			}
+// releasesOf are the releases that took ip away.
+func releasesOf(rels []ec2sim.Release, ip netip.Addr) []ec2sim.Release {
+	var out []ec2sim.Release
+	for _, r := range rels {
+		if slices.ContainsFunc(r.Addrs, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // The host veth's name is the pod's (namespace and name), not the

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 var (

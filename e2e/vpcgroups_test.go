@@ -8,7 +8,7 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // Security groups in the simulated VPC: a VPC host may admit only the

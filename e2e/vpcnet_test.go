@@ -17,8 +17,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
+	"vpc-cni/sim/ec2sim"
 )
 
 // A VPC in namespaces. "vpc" is the VPC's router: it holds the other end

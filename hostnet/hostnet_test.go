@@ -11,7 +11,7 @@ import (
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 func testConfig() Config {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/promtext"
+	"vpc-cni/internal/testsupport/promtext"
 	"vpc-cni/pool"
 )
 

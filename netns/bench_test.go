@@ -9,7 +9,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // BenchmarkPodWiring times one ADD's wiring (SetupPod), CHECK (CheckPod) and

@@ -13,7 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // Everything kernel-facing here happens in namespaces the test makes: a

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // A pod's namespace passes; the process's own namespace, under any of its

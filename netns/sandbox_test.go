@@ -8,7 +8,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 func TestSandboxAliasRoundTrips(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // The shipped binary speaks the agent's protocol without the protobuf or

@@ -10,11 +10,11 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

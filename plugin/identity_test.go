@@ -8,9 +8,9 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

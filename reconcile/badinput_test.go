@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

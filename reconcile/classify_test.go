@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 // An adopted ENI that someone tags no_manage=true while pods hold its

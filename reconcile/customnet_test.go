@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // Turning custom networking on under a node whose primary ENI already holds

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

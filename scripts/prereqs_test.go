@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // tools every run of the script needs (bash and what it calls), besides
@@ -68,9 +70,7 @@ func without(list []string, drop ...string) []string {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("runs the script as root and as another user")
-	}
+	testenv.RequireRoot(t, "runs the script as root and as another user")
 }
 
 func TestClusterTargetsStopAtOnceNamingWhatToInstall(t *testing.T) {

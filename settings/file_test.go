@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"vpc-cni/internal/fileguard"
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // Every root process on the node acts on the configuration file, so one

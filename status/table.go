@@ -27,21 +27,7 @@ func Table(t *printers.Table, s PoolStatus) {
 	excessRows(t, s.Excess)
 	shortfallRows(t, s.Shortfall)
 	notOursRows(t, s.NotOurs)
-	if r := s.NodeRules; r != nil {
-		t.Row("NODE RULES", r.State+": "+r.Detail)
-	}
-	if s.NoProvisioning != "" {
-		t.Row("GROWTH", "off: "+s.NoProvisioning)
-	}
-	if s.Full != nil && s.Full.Full {
-		t.Row("FULL", s.Full.Message())
-	}
-	if s.GrowBlocked != "" {
-		t.Row("GROWTH BLOCKED", s.GrowBlocked)
-	}
-	if s.NoPrefixes != "" {
-		t.Row("PREFIXES OFF", "until "+s.NoPrefixes+": the subnet had no free /28; growing with single addresses")
-	}
+	conditionRows(t, s)
 	if len(s.Pending) == 0 {
 		t.Row("NEXT RECONCILE", "nothing to do")
 	}
@@ -63,6 +49,26 @@ func Table(t *printers.Table, s PoolStatus) {
 		return
 	}
 	knobSummaryRows(t, s.ConfigFile, s.Knobs)
+}
+
+// conditionRows: the node's conditions that hold growth back or change it,
+// one row each when present.
+func conditionRows(t *printers.Table, s PoolStatus) {
+	if r := s.NodeRules; r != nil {
+		t.Row("NODE RULES", r.State+": "+r.Detail)
+	}
+	if s.NoProvisioning != "" {
+		t.Row("GROWTH", "off: "+s.NoProvisioning)
+	}
+	if s.Full != nil && s.Full.Full {
+		t.Row("FULL", s.Full.Message())
+	}
+	if s.GrowBlocked != "" {
+		t.Row("GROWTH BLOCKED", s.GrowBlocked)
+	}
+	if s.NoPrefixes != "" {
+		t.Row("PREFIXES OFF", "until "+s.NoPrefixes+": the subnet had no free /28; growing with single addresses")
+	}
 }
 
 // knobSummaryRows: how many knobs are set, how many the last pass used

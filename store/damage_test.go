@@ -10,7 +10,7 @@ import (
 	"testing"
 	"vpc-cni/pool"
 
-	"vpc-cni/internal/damage"
+	"vpc-cni/internal/testsupport/damage"
 )
 
 // populated is a store with four ENIs of 200 addresses and 300 pods: a

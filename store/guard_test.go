@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/testenv"
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // The state dir is the node's alone: each unsafe shape is refused with the

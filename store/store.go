@@ -285,14 +285,7 @@ func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size in
 			letGo(file)
 			return
 		}
-		if db != nil {
-			if benchHook != nil {
-				benchHook.closing(db)
-			}
-			if cerr := db.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("closing %s: %w", s.path, cerr)
-			}
-		}
+		s.closeDB(db, &err)
 	}()
 	opts := &bolt.Options{Timeout: s.timeout, ReadOnly: !write, PreLoadFreelist: preload, OpenFile: s.openFile(&file, &size, create)}
 	if benchHook != nil {
@@ -309,6 +302,20 @@ func (s *Store) withDB(write, preload, create bool, fn func(db *bolt.DB, size in
 		return err
 	}
 	return s.holdFile(file)
+}
+
+// closeDB closes db if it was opened; an error closing it is returned only
+// when nothing failed before.
+func (s *Store) closeDB(db *bolt.DB, err *error) {
+	if db == nil {
+		return
+	}
+	if benchHook != nil {
+		benchHook.closing(db)
+	}
+	if cerr := db.Close(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("closing %s: %w", s.path, cerr)
+	}
 }
 
 // tooSmall reports a bbolt file cut below two pages: it starts with a

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // Versions the cluster runs, all built from the Go module proxy.

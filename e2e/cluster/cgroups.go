@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"vpc-cni/internal/clusterhost"
+	"vpc-cni/internal/testsupport/clusterhost"
 )
 
 // hostCgroups is the machine's cgroup layout, read from its mount table; an

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"vpc-cni/internal/gotool"
 	"vpc-cni/internal/ociimage"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // The upstream networking checks that need no cloud provider, run by Kubernetes' own e2e.test against a running cluster.

@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"vpc-cni/internal/gotool"
 	"vpc-cni/internal/ociimage"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // Images are OCI archives imported into each node's containerd: no registry

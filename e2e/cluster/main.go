@@ -30,9 +30,9 @@ import (
 	"syscall"
 	"time"
 
-	"vpc-cni/internal/clusterhost"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/internal/ociimage"
+	"vpc-cni/internal/testsupport/clusterhost"
+	"vpc-cni/sim/ec2sim"
 )
 
 const instanceType = "t3.medium"
@@ -399,6 +399,11 @@ func (c *cluster) makeImages() error {
 		}
 		images = append(images, more...)
 	}
+	return c.writeImages(dir, images)
+}
+
+// writeImages writes each image as an archive in dir, for the nodes to import.
+func (c *cluster) writeImages(dir string, images []ociimage.Image) error {
 	for _, im := range images {
 		b, err := im.Archive()
 		if err != nil {

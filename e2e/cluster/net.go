@@ -17,7 +17,7 @@ import (
 	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"vpc-cni/internal/ec2sim"
+	"vpc-cni/sim/ec2sim"
 )
 
 // The simulated VPC 100.64.0.0/16: each node's subnet has its own router

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // NetworkPolicy as EKS runs it: the reference's node agent (in the chart's

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"vpc-cni/internal/clusterhost"
+	"vpc-cni/internal/testsupport/clusterhost"
 )
 
 // teardown ends what up started, newest first: the kubelets, every

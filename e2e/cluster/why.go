@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"vpc-cni/internal/clusterhost"
+	"vpc-cni/internal/testsupport/clusterhost"
 )
 
 // firstError is the first error-severity line p logged since its mark (the

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"vpc-cni/internal/testsupport/testenv"
 )
 
 // Many writers, each opening the file as a plugin process does (rotating it
@@ -273,9 +275,7 @@ func TestANewLockIsPrivate(t *testing.T) {
 // A lock file another user owns is not used: no rotation, and the log says
 // why (as root, the plugin could otherwise flock a file that user holds).
 func TestALockAnotherUserOwnsIsRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the file away")
-	}
+	testenv.RequireRoot(t, "gives a file to another user")
 	path, lock := overLimit(t)
 	if err := os.WriteFile(lock, nil, 0o600); err != nil {
 		t.Fatal(err)

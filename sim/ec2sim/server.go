@@ -69,7 +69,6 @@ type Sim struct {
 	counters   map[string]int
 	dryRuns    map[string]int            // DryRun=true requests that passed IAM, per action
 	eniCalls   map[string]map[string]int // ENI ID -> action -> calls that named it
-	requests   []Request                 // the newest maxRequests calls with their parameters
 	releases   []Release                 // releases.go
 	imdsTokens map[string]time.Time
 

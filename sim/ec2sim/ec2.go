@@ -67,7 +67,6 @@ func (s *Sim) admit(action string, f form) (time.Duration, *apiError) {
 	defer s.mu.Unlock()
 	s.counters[action]++
 	s.noteENICalls(action, f)
-	s.noteRequest(action, f)
 	if action == "" {
 		return 0, newAPIError("MissingAction", "The request must contain the parameter Action.")
 	}

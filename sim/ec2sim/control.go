@@ -88,7 +88,6 @@ func (s *Sim) ResetCounters() {
 	clear(s.counters)
 	clear(s.dryRuns)
 	clear(s.eniCalls)
-	s.requests = nil
 }
 
 // Faults travel as JSON with durations as strings ("200ms"); numbers are

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"vpc-cni/cloud"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 )
 
 // modelNode is one node without bbolt, HTTP or the emulator: its pool is an

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 )
 
 // hostAWSEnv is every variable that could leak the host's AWS setup into a test.

@@ -14,11 +14,11 @@ import (
 
 	"vpc-cni/cloud"
 	"vpc-cni/hostnet"
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/netns"
 	"vpc-cni/pool"
 	"vpc-cni/reconcile"
 	"vpc-cni/settings"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

@@ -4,7 +4,7 @@
 //
 // One node (Run) goes through the real thing: the reconcile.Runner with its
 // Now on the virtual clock, the real store in a temporary directory, and the
-// real SDK against the emulator (internal/ec2sim) over loopback, whose clock
+// real SDK against the emulator (sim/ec2sim) over loopback, whose clock
 // is the same virtual clock. Nothing sleeps. What is modelled: the plugin's
 // ADD (take; if empty, register as waiting and run a grow-only pass; after an
 // ADD that leaves the pool under its target, a pass RefillDelay later), the

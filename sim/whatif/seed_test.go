@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
-	"vpc-cni/internal/simtest"
+	"vpc-cni/internal/testsupport/simtest"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 
