@@ -21,10 +21,11 @@ const conformanceFocus = `\[sig-network\] Networking Granular Checks: Pods shoul
 	`|\[sig-network\] Services should serve a basic endpoint from pods` +
 	`|\[sig-network\] Networking Granular Checks: Services should function for pod-Service: http`
 
-// With CLUSTER_POLICY=1, upstream's NetworkPolicy specs instead (all are
-// [Feature:NetworkPolicy]); this kernel has no SCTP.
+// With CLUSTER_POLICY=1 (CoreDNS runs), upstream's NetworkPolicy specs
+// (all are [Feature:NetworkPolicy]) and every sig-network conformance spec,
+// DNS included; this kernel has no SCTP.
 const (
-	netpolFocus = `\[sig-network\] Netpol`
+	netpolFocus = `\[sig-network\] Netpol|\[sig-network\] .*\[Conformance\]`
 	netpolSkip  = `SCTPConnectivity|\[Disruptive\]|\[Serial\]`
 )
 
@@ -61,11 +62,20 @@ func conformance(dir string) error {
 	if policyOn() {
 		focus, skip = netpolFocus, netpolSkip
 	}
+	if f := os.Getenv("CONFORMANCE_FOCUS"); f != "" {
+		focus = f
+	}
+	reports := filepath.Join(dir, "conformance")
 	cmd := exec.Command(filepath.Join(bin, "e2e.test"), "--kubeconfig", kubeconfig, "--provider", "skeleton",
 		"--ginkgo.focus", focus, "--ginkgo.skip", skip,
-		"--ginkgo.v", "--report-dir", filepath.Join(dir, "conformance"), "--prepull-images=false")
+		"--ginkgo.v", "--report-dir", reports, "--prepull-images=false")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
+	runErr := cmd.Run()
+	fmt.Println("\nSpecs by outcome (focus " + focus + ", skip " + skip + "):")
+	if err := reportOutcomes(os.Stdout, reports, focus); err != nil {
+		fmt.Println("no outcomes:", err)
+	}
+	return runErr
 }
 
 // agnhostImage is agnhost (built in bin) as the release's image, with the
