@@ -47,15 +47,7 @@ func conformance(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil { // checked after the build: it can run ahead
 		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
 	}
-	img, err := agnhostImage(bin)
-	if err != nil {
-		return err
-	}
-	tarPath := filepath.Join(dir, "images", "agnhost.tar")
-	if err := os.WriteFile(tarPath, img, 0o644); err != nil {
-		return err
-	}
-	if err := importIntoNodes(dir, tarPath); err != nil {
+	if err := importTestImages(dir, bin); err != nil {
 		return err
 	}
 	focus, skip := conformanceFocus, `\[Feature:|\[Disruptive\]|\[Serial\]`
@@ -78,9 +70,33 @@ func conformance(dir string) error {
 	return runErr
 }
 
-// agnhostImage is agnhost (built in bin) as the release's image, with the
-// programs the e2e framework execs in it.
-func agnhostImage(bin string) ([]byte, error) {
+// glibcDNSRef is the image the DNS specs run their glibc resolver queries
+// in; the same files as agnhost's serve (its specs run only sh -c, dig,
+// getent, seq and test in it).
+const glibcDNSRef = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1"
+
+// importTestImages imports agnhost's image, and the DNS specs' image with
+// the same files, into each node.
+func importTestImages(dir, bin string) error {
+	for _, ref := range []string{agnhostRef, glibcDNSRef} {
+		img, err := agnhostImage(bin, ref)
+		if err != nil {
+			return err
+		}
+		tarPath := filepath.Join(dir, "images", filepath.Base(strings.Split(ref, ":")[0])+".tar")
+		if err := os.WriteFile(tarPath, img, 0o644); err != nil {
+			return err
+		}
+		if err := importIntoNodes(dir, tarPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agnhostImage is agnhost (built in bin) as the release's image ref, with
+// the programs the e2e framework execs in it.
+func agnhostImage(bin, ref string) ([]byte, error) {
 	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
 	if err != nil {
 		return nil, err
@@ -92,22 +108,24 @@ func agnhostImage(bin string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
-	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep", "seq"} {
 		files["bin/"+applet] = exe(busybox)
 	}
 	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
-	// (node-to-pod checks), Debian's, with the libraries they load. The shell
-	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
-	for name, cmd := range map[string]string{"bin/sh": "dash", "bin/nc": "nc.openbsd", "bin/curl": "curl"} {
+	// (node-to-pod checks), Debian's, with the libraries they load; dig and
+	// glibc's getent for the DNS specs. The shell is Debian's dash: busybox's
+	// sh runs its own nc applet before any in PATH.
+	for name, cmd := range map[string]string{"bin/sh": "dash", "bin/nc": "nc.openbsd", "bin/curl": "curl", "bin/dig": "dig",
+		"bin/getent": "getent"} {
 		path, err := exec.LookPath(cmd)
 		if err == nil {
 			err = addDynamic(files, name, path)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
+			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl bind9-dnsutils)", name, err)
 		}
 	}
-	return ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
+	return ociimage.Image{Ref: ref, Files: files, Entrypoint: []string{"/agnhost"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
 }
 
