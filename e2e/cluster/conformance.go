@@ -108,7 +108,7 @@ func agnhostImage(bin, ref string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
-	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep", "seq"} {
+	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep", "seq", "nslookup"} {
 		files["bin/"+applet] = exe(busybox)
 	}
 	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
