@@ -91,7 +91,28 @@ func importTestImages(dir, bin string) error {
 			return err
 		}
 	}
-	return nil
+	return importPause(dir)
+}
+
+// e2ePauseRef is the pause image specs run as a workload (Service endpoints
+// latency); the tier's own pause program serves.
+const e2ePauseRef = "registry.k8s.io/pause:3.10.2"
+
+func importPause(dir string) error {
+	pause, err := os.ReadFile(filepath.Join(dir, "images", "src", "pause", "pause"))
+	if err != nil {
+		return err
+	}
+	img, err := ociimage.Image{Ref: e2ePauseRef, Files: map[string]ociimage.File{"pause": exe(pause)},
+		Entrypoint: []string{"/pause"}}.Archive()
+	if err != nil {
+		return err
+	}
+	tarPath := filepath.Join(dir, "images", "e2e-pause.tar")
+	if err := os.WriteFile(tarPath, img, 0o644); err != nil {
+		return err
+	}
+	return importIntoNodes(dir, tarPath)
 }
 
 // agnhostImage is agnhost (built in bin) as the release's image ref, with
@@ -124,6 +145,9 @@ func agnhostImage(bin, ref string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl bind9-dnsutils)", name, err)
 		}
+	}
+	if err := addPorterCerts(files); err != nil {
+		return nil, err
 	}
 	return ociimage.Image{Ref: ref, Files: files, Entrypoint: []string{"/agnhost"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
@@ -201,4 +225,21 @@ func libraryOf(line string) string {
 		return ""
 	}
 	return fields[0]
+}
+
+// addPorterCerts puts the certificate and key agnhost's porter serves TLS
+// with at the image's root, as the release's Dockerfile adds them.
+func addPorterCerts(files map[string]ociimage.File) error {
+	src, err := moduleSource("k8s.io/kubernetes", kubeVersion)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"localhost.crt", "localhost.key"} {
+		b, err := os.ReadFile(filepath.Join(src, "test/images/agnhost/porter", name))
+		if err != nil {
+			return err
+		}
+		files[name] = ociimage.File{Data: b, Mode: 0o644}
+	}
+	return nil
 }
