@@ -95,8 +95,13 @@ type npCall struct {
 // socket; the socket path is returned even when down is true (not started).
 func startAgent(tb testing.TB, fail bool) *fakeAgent {
 	tb.Helper()
-	dir := tb.TempDir()
-	a := &fakeAgent{sock: filepath.Join(dir, "npa.sock"), record: filepath.Join(dir, "calls.jsonl")}
+	return startAgentAt(tb, filepath.Join(tb.TempDir(), "npa.sock"), fail)
+}
+
+// startAgentAt starts the agent on sock (its record beside it).
+func startAgentAt(tb testing.TB, sock string, fail bool) *fakeAgent {
+	tb.Helper()
+	a := &fakeAgent{sock: sock, record: filepath.Join(filepath.Dir(sock), "calls.jsonl")}
 	args := []string{"serve", a.sock, a.record}
 	if fail {
 		args = append(args, "fail")
@@ -243,7 +248,8 @@ func TestPrivilegedNetworkPolicyAgentFailureUndoesTheADD(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := policyWorld(t, "standard")
 			agent := tc.start(t)
-			rt := w.runtime(conflist(w.conf(map[string]any{"policyAgentSocket": agent.sock})))
+			// A short ADD deadline: an absent agent is waited for during part of it.
+			rt := w.runtime(conflist(w.conf(map[string]any{"policyAgentSocket": agent.sock, "timeouts": map[string]any{"add": "6s"}})))
 			p := w.newPod("db")
 			_, err := rt.add(p, nil)
 			var ce *types.Error

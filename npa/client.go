@@ -18,6 +18,13 @@ const DialTimeout = 2 * time.Second
 // Client calls the agent's NPBackend on its unix socket.
 type Client struct {
 	Socket string // AgentSocket unless a test or the conflist says otherwise
+	// Wait bounds how long a socket that is absent or refuses (the agent
+	// starting, or restarting with its DaemonSet) is tried again; at least
+	// DialTimeout, aws-cni's blocking dial. An agent that answers is never
+	// asked twice.
+	Wait time.Duration
+	// OnWait, if set, is told once that the agent is away and the call waits.
+	OnWait func(error)
 }
 
 // ErrRefused is the agent's Success=false: it answered, and did not program
@@ -38,12 +45,16 @@ func (c Client) Delete(ctx context.Context, r DeleteRequest) error {
 // call runs one unary call on a connection of its own (the plugin makes
 // one call per process) and reads the reply's Success.
 func (c Client) call(ctx context.Context, path string, msg []byte) error {
-	t := &http.Transport{DialContext: c.dial, Protocols: h2c()}
-	defer t.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost"+path, bytes.NewReader(frame(msg)))
 	if err != nil {
 		return err
 	}
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	t := &http.Transport{DialContext: handOver(conn), Protocols: h2c()}
+	defer t.CloseIdleConnections()
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Te", "trailers")
 	if d, ok := ctx.Deadline(); ok {
@@ -72,10 +83,16 @@ func (c Client) call(ctx context.Context, path string, msg []byte) error {
 	return nil
 }
 
-// dial reaches the socket within DialTimeout (and ctx).
-func (c Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	d := net.Dialer{Timeout: DialTimeout}
-	return d.DialContext(ctx, "unix", c.Socket)
+// handOver gives the transport the connection connect made, once.
+func handOver(conn net.Conn) func(context.Context, string, string) (net.Conn, error) {
+	var used bool
+	return func(context.Context, string, string) (net.Conn, error) {
+		if used {
+			return nil, errors.New("one call per connection")
+		}
+		used = true
+		return conn, nil
+	}
 }
 
 // callStatus is the call's gRPC status (trailers, or the headers of a

@@ -29,16 +29,25 @@ func (c *call) refuseDelegatedPolicy() error {
 // enforcePolicy asks the agent to program the wired pod's host veth
 // (EnforceNpToPod) when the mode is on. aws-cni gives the call no deadline;
 // here it has half of what is left of the ADD's, so the other half remains
-// to give back what the ADD took.
+// to give back what the ADD took. An agent that is away (restarting with
+// its DaemonSet) is waited for during two thirds of that half, so a rolling
+// upgrade does not fail the pods started meanwhile; one that answers with
+// an error fails the ADD at once.
 func (c *call) enforcePolicy() error {
 	mode := c.policyMode()
 	if mode == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, halfLeft(c.ctx))
+	budget := halfLeft(c.ctx)
+	ctx, cancel := context.WithTimeout(c.ctx, budget)
 	defer cancel()
+	agent := c.agent()
+	agent.Wait = budget * 2 / 3
+	agent.OnWait = func(err error) {
+		c.log.Warn("waiting for the network policy agent", "socket", c.cfg.PolicyAgentSocket, "for", agent.Wait.Round(time.Millisecond), "err", err)
+	}
 	req := npa.EnforceRequest{PodName: c.pod.Name, PodNamespace: c.pod.Namespace, Mode: mode, InterfaceCount: 1}
-	if err := c.agent().Enforce(ctx, req); err != nil {
+	if err := agent.Enforce(ctx, req); err != nil {
 		return types.NewError(types.ErrInternal, fmt.Sprintf("the network policy agent (%s) did not program pod %s/%s: %v",
 			c.cfg.PolicyAgentSocket, c.pod.Namespace, c.pod.Name, err), "")
 	}

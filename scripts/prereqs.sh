@@ -58,6 +58,7 @@ need "conformance"                 ""     busybox                 busybox-static
 need "conformance"                 ""     dash                    dash             "agnhost's image carries dash as its shell"
 need "conformance"                 ""     nc.openbsd              netcat-openbsd   "the checks run OpenBSD's nc in agnhost pods"
 need "conformance"                 ""     curl                    curl             "the checks run curl in agnhost pods"
+need "conformance"                 ""     dig                     bind9-dnsutils   "the DNS specs run dig in agnhost pods"
 need "conformance"                 ""     ldd                     libc-bin         "ldd names the libraries nc and curl load"
 need "$policy"                     ""     clang                   clang            "CLUSTER_POLICY=1 compiles the agent's eBPF objects (with libbpf-dev's headers)"
 need "$policy"                     ""     bpftool                 bpftool          "CLUSTER_POLICY=1 writes the agent's vmlinux.h from the kernel's BTF"

@@ -20,10 +20,11 @@ const conformanceFocus = `\[sig-network\] Networking Granular Checks: Pods shoul
 	`|\[sig-network\] Services should serve a basic endpoint from pods` +
 	`|\[sig-network\] Networking Granular Checks: Services should function for pod-Service: http`
 
-// With CLUSTER_POLICY=1, upstream's NetworkPolicy specs instead (all are
-// [Feature:NetworkPolicy]); this kernel has no SCTP.
+// With CLUSTER_POLICY=1 (CoreDNS runs), upstream's NetworkPolicy specs
+// (all are [Feature:NetworkPolicy]) and every sig-network conformance spec,
+// DNS included; this kernel has no SCTP.
 const (
-	netpolFocus = `\[sig-network\] Netpol`
+	netpolFocus = `\[sig-network\] Netpol|\[sig-network\] .*\[Conformance\]`
 	netpolSkip  = `SCTPConnectivity|\[Disruptive\]|\[Serial\]`
 )
 
@@ -45,31 +46,77 @@ func conformance(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil { // checked after the build: it can run ahead
 		return fmt.Errorf("no cluster is up in %s: run make cluster first", dir)
 	}
-	img, err := agnhostImage(bin)
-	if err != nil {
-		return err
-	}
-	tarPath := filepath.Join(dir, "images", "agnhost.tar")
-	if err := os.WriteFile(tarPath, img, 0o644); err != nil {
-		return err
-	}
-	if err := importIntoNodes(dir, tarPath); err != nil {
+	if err := importTestImages(dir, bin); err != nil {
 		return err
 	}
 	focus, skip := conformanceFocus, `\[Feature:|\[Disruptive\]|\[Serial\]`
 	if policyOn() {
 		focus, skip = netpolFocus, netpolSkip
 	}
+	if f := os.Getenv("CONFORMANCE_FOCUS"); f != "" {
+		focus = f
+	}
+	reports := filepath.Join(dir, "conformance")
 	cmd := exec.Command(filepath.Join(bin, "e2e.test"), "--kubeconfig", kubeconfig, "--provider", "skeleton",
 		"--ginkgo.focus", focus, "--ginkgo.skip", skip,
-		"--ginkgo.v", "--report-dir", filepath.Join(dir, "conformance"), "--prepull-images=false")
+		"--ginkgo.v", "--report-dir", reports, "--prepull-images=false")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
+	runErr := cmd.Run()
+	fmt.Println("\nSpecs by outcome (focus " + focus + ", skip " + skip + "):")
+	if err := reportOutcomes(os.Stdout, reports, focus); err != nil {
+		fmt.Println("no outcomes:", err)
+	}
+	return runErr
 }
 
-// agnhostImage is agnhost (built in bin) as the release's image, with the
-// programs the e2e framework execs in it.
-func agnhostImage(bin string) ([]byte, error) {
+// glibcDNSRef is the image the DNS specs run their glibc resolver queries
+// in; the same files as agnhost's serve (its specs run only sh -c, dig,
+// getent, seq and test in it).
+const glibcDNSRef = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1"
+
+// importTestImages imports agnhost's image, and the DNS specs' image with
+// the same files, into each node.
+func importTestImages(dir, bin string) error {
+	for _, ref := range []string{agnhostRef, glibcDNSRef} {
+		img, err := agnhostImage(bin, ref)
+		if err != nil {
+			return err
+		}
+		tarPath := filepath.Join(dir, "images", filepath.Base(strings.Split(ref, ":")[0])+".tar")
+		if err := os.WriteFile(tarPath, img, 0o644); err != nil {
+			return err
+		}
+		if err := importIntoNodes(dir, tarPath); err != nil {
+			return err
+		}
+	}
+	return importPause(dir)
+}
+
+// e2ePauseRef is the pause image specs run as a workload (Service endpoints
+// latency); the tier's own pause program serves.
+const e2ePauseRef = "registry.k8s.io/pause:3.10.2"
+
+func importPause(dir string) error {
+	pause, err := os.ReadFile(filepath.Join(dir, "images", "src", "pause", "pause"))
+	if err != nil {
+		return err
+	}
+	img, err := ociimage.Image{Ref: e2ePauseRef, Files: map[string]ociimage.File{"pause": exe(pause)},
+		Entrypoint: []string{"/pause"}}.Archive()
+	if err != nil {
+		return err
+	}
+	tarPath := filepath.Join(dir, "images", "e2e-pause.tar")
+	if err := os.WriteFile(tarPath, img, 0o644); err != nil {
+		return err
+	}
+	return importIntoNodes(dir, tarPath)
+}
+
+// agnhostImage is agnhost (built in bin) as the release's image ref, with
+// the programs the e2e framework execs in it.
+func agnhostImage(bin, ref string) ([]byte, error) {
 	agnhost, err := os.ReadFile(filepath.Join(bin, "agnhost"))
 	if err != nil {
 		return nil, err
@@ -81,22 +128,27 @@ func agnhostImage(bin string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agnhost's shell: %w (apt-get install busybox-static)", err)
 	}
-	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep"} {
+	for _, applet := range []string{"wget", "cat", "echo", "sleep", "ls", "hostname", "ip", "test", "timeout", "grep", "seq", "nslookup"} {
 		files["bin/"+applet] = exe(busybox)
 	}
 	// ... and OpenBSD's nc (`nc -v -t -w 2`, which busybox's lacks) and curl
-	// (node-to-pod checks), Debian's, with the libraries they load. The shell
-	// is Debian's dash: busybox's sh runs its own nc applet before any in PATH.
-	for name, cmd := range map[string]string{"bin/sh": "dash", "bin/nc": "nc.openbsd", "bin/curl": "curl"} {
+	// (node-to-pod checks), Debian's, with the libraries they load; dig and
+	// glibc's getent for the DNS specs. The shell is Debian's dash: busybox's
+	// sh runs its own nc applet before any in PATH.
+	for name, cmd := range map[string]string{"bin/sh": "dash", "bin/nc": "nc.openbsd", "bin/curl": "curl", "bin/dig": "dig",
+		"bin/getent": "getent"} {
 		path, err := exec.LookPath(cmd)
 		if err == nil {
 			err = addDynamic(files, name, path)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl)", name, err)
+			return nil, fmt.Errorf("agnhost's %s: %w (apt-get install netcat-openbsd curl bind9-dnsutils)", name, err)
 		}
 	}
-	return ociimage.Image{Ref: agnhostRef, Files: files, Entrypoint: []string{"/agnhost"},
+	if err := addPorterCerts(files); err != nil {
+		return nil, err
+	}
+	return ociimage.Image{Ref: ref, Files: files, Entrypoint: []string{"/agnhost"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
 }
 
@@ -172,4 +224,21 @@ func libraryOf(line string) string {
 		return ""
 	}
 	return fields[0]
+}
+
+// addPorterCerts puts the certificate and key agnhost's porter serves TLS
+// with at the image's root, as the release's Dockerfile adds them.
+func addPorterCerts(files map[string]ociimage.File) error {
+	src, err := moduleSource("k8s.io/kubernetes", kubeVersion)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"localhost.crt", "localhost.key"} {
+		b, err := os.ReadFile(filepath.Join(src, "test/images/agnhost/porter", name))
+		if err != nil {
+			return err
+		}
+		files[name] = ociimage.File{Data: b, Mode: 0o644}
+	}
+	return nil
 }

@@ -301,6 +301,9 @@ func TestRollingUpgradeKeepsPodsConnected(t *testing.T) {
 	if n, msgs := failedSandboxes(t, "during-"); n > 0 {
 		t.Errorf("%d failed sandbox attempts during the roll: %v", n, msgs)
 	}
+	if policyOn() {
+		t.Logf("ADDs that waited for the restarting policy agent: %s", waitedForAgent(t))
+	}
 }
 
 // podNetns is the network namespace of a pod's sandbox, found on its node

@@ -159,18 +159,7 @@ func TestNetworkPolicyAcrossNodes(t *testing.T) {
 	if !policyOn() {
 		t.Skip("CLUSTER_POLICY=1 runs the network policy agent, its controller and CoreDNS")
 	}
-	apply(t, policyNamespaces)
-	t.Cleanup(func() {
-		_, _ = tc.kubectlOut(nil, "delete", "namespace", "np-server", "np-client", "np-open", "--wait=true")
-	})
-	apply(t, policyPod("np-server", "server", "node1", map[string]string{"app": "server"}))
-	apply(t, policyPod("np-open", "open", "node1", map[string]string{"app": "open"}))
-	server := "http://" + podIP(t, "np-server", "server") + ":8080/"
-	open := "http://" + podIP(t, "np-open", "open") + ":8080/"
-	apply(t, policyPod("np-client", "allowed", "node2", map[string]string{"role": "allowed"}, server, open))
-	apply(t, policyPod("np-client", "denied", "node2", map[string]string{"role": "denied"}, server, open))
-	podIP(t, "np-client", "allowed")
-	podIP(t, "np-client", "denied")
+	server, open := policyScene(t)
 	var allowed, denied polled
 	eventually(t, "the allowed client answered 10 times by both servers", 2*time.Minute, func() (bool, string) {
 		allowed, denied = pollLog(t, "np-client", "allowed"), pollLog(t, "np-client", "denied")
@@ -191,4 +180,23 @@ func TestNetworkPolicyAcrossNodes(t *testing.T) {
 	if policyMode() == "strict" && n > 0 {
 		t.Errorf("strict mode: the denied client reached np-open %d times before its policy held", n)
 	}
+}
+
+// policyScene applies the policies, the servers on node1, then the clients
+// on node2 polling them; it returns the two servers' URLs.
+func policyScene(t *testing.T) (server, open string) {
+	t.Helper()
+	apply(t, policyNamespaces)
+	t.Cleanup(func() {
+		_, _ = tc.kubectlOut(nil, "delete", "namespace", "np-server", "np-client", "np-open", "--wait=true")
+	})
+	apply(t, policyPod("np-server", "server", "node1", map[string]string{"app": "server"}))
+	apply(t, policyPod("np-open", "open", "node1", map[string]string{"app": "open"}))
+	server = "http://" + podIP(t, "np-server", "server") + ":8080/"
+	open = "http://" + podIP(t, "np-open", "open") + ":8080/"
+	apply(t, policyPod("np-client", "allowed", "node2", map[string]string{"role": "allowed"}, server, open))
+	apply(t, policyPod("np-client", "denied", "node2", map[string]string{"role": "denied"}, server, open))
+	podIP(t, "np-client", "allowed")
+	podIP(t, "np-client", "denied")
+	return server, open
 }
