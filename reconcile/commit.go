@@ -192,6 +192,7 @@ func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time, r ClassRules) 
 // have room elsewhere.
 func (p *pass) settle(ctx context.Context, results []result, truth []cloud.ENIInfo) error {
 	p.newFull = markFull(results, truth, p.now().Add(subnetBackoff))
+	p.zone.read = false
 	p.elsewhere = p.roomElsewhere(ctx, p.newFull)
 	p.profileRoom = p.profilesWithRoom(ctx, results, p.newFull)
 	return p.commit(results)

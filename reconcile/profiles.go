@@ -171,20 +171,15 @@ func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
 // ENI has none.
 func (p *pass) profilesWithRoom(ctx context.Context, results []result, marks map[string]time.Time) map[pool.Pool]bool {
 	out := map[pool.Pool]bool{}
-	var subnets []cloud.Subnet
-	read := false
 	for _, res := range results {
 		h, ok := p.refusedHome(res)
 		if !ok || out[res.Profile] || !h.mayHaveRoom(marks) {
 			continue
 		}
-		if !read {
-			subnets, read = p.zoneSubnets(ctx), true
-		}
 		full := map[string]time.Time{}
 		maps.Copy(full, p.fullSubnets)
 		maps.Copy(full, marks)
-		if _, room := profileSubnet(subnets, h, full, p.now(), 2); room {
+		if _, room := profileSubnet(p.zoneSubnets(ctx), h, full, p.now(), 2); room {
 			out[res.Profile] = true
 		}
 	}
@@ -211,14 +206,24 @@ func (h placement) mayHaveRoom(marks map[string]time.Time) bool {
 	return len(h.subnetTags) > 0 || slices.ContainsFunc(h.subnets, func(id string) bool { _, full := marks[id]; return !full })
 }
 
-// zoneSubnets lists the subnets of the node's zone (none when EC2 does not
-// answer: the pass notes why).
+// zoneRead is the zone's subnets once read.
+type zoneRead struct {
+	subnets []cloud.Subnet
+	read    bool
+}
+
+// zoneSubnets lists the subnets of the node's zone, read once for the
+// results settle judges (none when EC2 does not answer: the pass notes why).
 func (p *pass) zoneSubnets(ctx context.Context) []cloud.Subnet {
+	if p.zone.read {
+		return p.zone.subnets
+	}
 	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
 	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
 	if err != nil {
 		p.rep.Failed = append(p.rep.Failed, "subnet discovery: "+err.Error())
 	}
+	p.zone.subnets, p.zone.read = subnets, true
 	return subnets
 }
 

@@ -127,6 +127,7 @@ type pass struct {
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
 	profileRoom map[pool.Pool]bool      // profiles refused in a full subnet with room in another of theirs
+	zone        zoneRead                // the zone's subnets as settle read them (zoneSubnets)
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 
 	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
