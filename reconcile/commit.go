@@ -188,9 +188,12 @@ func eniFrom(t cloud.ENIInfo, subnet netip.Prefix, now time.Time, r ClassRules) 
 }
 
 // settle commits the results after noting which subnets ran out of
-// addresses and whether subnet discovery has room elsewhere.
+// addresses and whether subnet discovery, or a refused profile's subnets,
+// have room elsewhere.
 func (p *pass) settle(ctx context.Context, results []result, truth []cloud.ENIInfo) error {
 	p.newFull = markFull(results, truth, p.now().Add(subnetBackoff))
+	p.zone.read = false
 	p.elsewhere = p.roomElsewhere(ctx, p.newFull)
+	p.profileRoom = p.profilesWithRoom(ctx, results, p.newFull)
 	return p.commit(results)
 }

@@ -227,13 +227,7 @@ func (p *pass) roomElsewhere(ctx context.Context, marks map[string]time.Time) bo
 	if len(marks) == 0 || p.cfg.Pool.CustomNetworking || p.cfg.SubnetDiscovery == settings.DiscoveryNever {
 		return false
 	}
-	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
-	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
-	if err != nil {
-		p.rep.Failed = append(p.rep.Failed, "subnet discovery: "+err.Error())
-		return false
-	}
-	subnets = cloud.ForCluster(subnets, p.node.SubnetID, p.cfg.ClusterName)
+	subnets := cloud.ForCluster(p.zoneSubnets(ctx), p.node.SubnetID, p.cfg.ClusterName)
 	full := map[string]time.Time{}
 	for id, t := range p.fullSubnets {
 		full[id] = t

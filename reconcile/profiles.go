@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -141,13 +142,12 @@ func (p *pass) profileGroupsChanged(ctx context.Context, snap pool.Snapshot) str
 	return ""
 }
 
-// profileBackoff is noteBackoff for a profile pool whose subnet had no free
-// address: with another subnet to try (it names several, or by tag) the
-// full one is only marked (markFull) and the next pass goes elsewhere; else
-// the profile's pool alone backs off, and the other pools grow on.
+// profileBackoff is noteBackoff for a profile pool refused for want of
+// addresses: with another of its subnets with room (profilesWithRoom) the
+// full one is only marked (markFull) and growth goes on there; else the
+// profile's pool alone backs off, and the other pools grow on.
 func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
-	prof, ok := p.cfg.Profile(res.Profile)
-	if ok && len(prof.Subnets)+len(prof.SubnetTags) > 1 || len(prof.SubnetTags) > 0 {
+	if p.profileRoom[res.Profile] {
 		return tx.AddEvent(store.Event{Time: now, Kind: "subnet-full", Message: fmt.Sprintf(
 			"%v; profile %s's new ENIs go to another of its subnets", res.Err, res.Profile)})
 	}
@@ -155,9 +155,76 @@ func (p *pass) profileBackoff(tx *store.Tx, res result, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	until := now.Add(subnetBackoff)
 	t := pool.TimersOf(snap, res.Profile)
-	t.GrowBlockedUntil, t.GrowBlockedWhy = now.Add(subnetBackoff), fmt.Sprintf("profile %s's subnet exhausted: %v", res.Profile, res.Err)
-	return tx.PutPoolTimers(res.Profile, t)
+	t.GrowBlockedUntil, t.GrowBlockedWhy = until, fmt.Sprintf("profile %s's subnets exhausted: %v", res.Profile, res.Err)
+	if err := tx.PutPoolTimers(res.Profile, t); err != nil {
+		return err
+	}
+	return tx.AddEvent(store.Event{Time: now, Kind: "subnet-full", Message: fmt.Sprintf(
+		"%v; profile %s backs off until %s", res.Err, res.Profile, until.Format(time.RFC3339))})
+}
+
+// profilesWithRoom is the profiles that EC2 refused addresses in a subnet
+// this pass found full (marks) and that have another subnet with room for
+// a new ENI. A profile no subnet of which had room when the pass placed its
+// ENI has none.
+func (p *pass) profilesWithRoom(ctx context.Context, results []result, marks map[string]time.Time) map[pool.Pool]bool {
+	out := map[pool.Pool]bool{}
+	for _, res := range results {
+		h, ok := p.refusedHome(res)
+		if !ok || out[res.Profile] || !h.mayHaveRoom(marks) {
+			continue
+		}
+		full := map[string]time.Time{}
+		maps.Copy(full, p.fullSubnets)
+		maps.Copy(full, marks)
+		if _, room := profileSubnet(p.zoneSubnets(ctx), h, full, p.now(), 2); room {
+			out[res.Profile] = true
+		}
+	}
+	return out
+}
+
+// refusedHome is the home of the profile pool whose growth EC2 refused in
+// res for want of addresses, when the profile names its subnets.
+func (p *pass) refusedHome(res result) (placement, bool) {
+	if res.Profile == "" || res.placeErr != nil || !cloud.IsKind(res.Err, cloud.KindSubnetFull) {
+		return placement{}, false
+	}
+	spec, ok := p.cfg.Profile(res.Profile)
+	if !ok {
+		return placement{}, false
+	}
+	h, err := p.home(spec)
+	return h, err == nil && h.namesSubnets()
+}
+
+// mayHaveRoom reports whether a subnet the profile names may have room once
+// those in marks are full: a tag may select any subnet, an ID not marked.
+func (h placement) mayHaveRoom(marks map[string]time.Time) bool {
+	return len(h.subnetTags) > 0 || slices.ContainsFunc(h.subnets, func(id string) bool { _, full := marks[id]; return !full })
+}
+
+// zoneRead is the zone's subnets once read.
+type zoneRead struct {
+	subnets []cloud.Subnet
+	read    bool
+}
+
+// zoneSubnets lists the subnets of the node's zone, read once for the
+// results settle judges (none when EC2 does not answer: the pass notes why).
+func (p *pass) zoneSubnets(ctx context.Context) []cloud.Subnet {
+	if p.zone.read {
+		return p.zone.subnets
+	}
+	p.rep.Calls = append(p.rep.Calls, "DescribeSubnets")
+	subnets, err := p.Cloud.ZoneSubnets(ctx, p.node.VPCID, p.node.AZ)
+	if err != nil {
+		p.rep.Failed = append(p.rep.Failed, "subnet discovery: "+err.Error())
+	}
+	p.zone.subnets, p.zone.read = subnets, true
+	return subnets
 }
 
 // KeepSource lists the blocks of the ENIs of every configured profile with

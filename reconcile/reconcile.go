@@ -126,6 +126,8 @@ type pass struct {
 	fullSubnets map[string]time.Time    // subnets marked full, as the plan saw them
 	newFull     map[string]time.Time    // subnets this pass found full
 	elsewhere   bool                    // subnet discovery has room outside the full subnets
+	profileRoom map[pool.Pool]bool      // profiles refused in a full subnet with room in another of theirs
+	zone        zoneRead                // the zone's subnets as settle read them (zoneSubnets)
 	subnetCIDRs map[string]netip.Prefix // subnets looked up for host setup
 
 	resync    bool                   // the pass reads EC2 as its safety net (or first read): tag changes are looked for
@@ -218,8 +220,9 @@ func (p *pass) run(ctx context.Context) error {
 }
 
 // executeAndSettle makes the plan's EC2 calls and commits their outcome;
-// a subnet with no free /28 (or, with subnet discovery, a full one) gets a
-// grow-only round of single addresses (or in the other subnet).
+// a subnet with no free /28 (or a full one, when subnet discovery or the
+// refused profile has another with room) gets a grow-only round of single
+// addresses (or in the other subnet).
 func (p *pass) executeAndSettle(ctx context.Context, steps []step, truth []cloud.ENIInfo) error {
 	results := p.execute(ctx, steps, truth)
 	checkpoint(cpExecuted)
@@ -227,7 +230,7 @@ func (p *pass) executeAndSettle(ctx context.Context, steps []step, truth []cloud
 	switch {
 	case noFreePrefix(err):
 		err = p.growSingles(ctx)
-	case p.elsewhere && cloud.IsKind(err, cloud.KindSubnetFull):
+	case (p.elsewhere || len(p.profileRoom) > 0) && cloud.IsKind(err, cloud.KindSubnetFull):
 		err = p.growSingles(ctx) // a grow-only round: new ENIs go to the other subnet
 	}
 	return err

@@ -67,6 +67,9 @@ type ProfileStatus struct {
 	Pending    []pool.Action  `json:"pending"`
 	Full       *pool.Fullness `json:"full,omitempty"`
 	ENIs       []string       `json:"enis"` // its ENIs' IDs
+	// GrowBlocked: until when and why the pool's growth is backed off
+	// (its subnets had no free address), as the default pool's growBlocked.
+	GrowBlocked string `json:"growBlocked,omitempty"`
 	// AnyPod: any pod may pick it (settings.Effective.OpenProfiles): no
 	// namespace binds it on the node and no admission policy is declared.
 	AnyPod bool `json:"anyPod"`

@@ -27,6 +27,9 @@ func profilesStatus(ss storedState, cfg settings.Effective, pools []pool.Config,
 		if growth {
 			ps.Pending = append(ps.Pending, plans[i].Actions...)
 		}
+		if t := pool.TimersOf(ss.snap, p.Name); now.Before(t.GrowBlockedUntil) {
+			ps.GrowBlocked = fmt.Sprintf("until %s: %s", t.GrowBlockedUntil.Format(time.RFC3339), t.GrowBlockedWhy)
+		}
 		if ok {
 			full := pool.Judge(ss.node.Limits, c, ss.snap, now, ss.waiting[p.Name], cfg.NoProvisioning())
 			ps.Full = &full
@@ -65,6 +68,9 @@ func profileRows(t *printers.Table, ps []ProfileStatus) {
 			f.Policy, printers.Plural(len(p.ENIs), "ENI", "ENIs"), f.Free, f.Cooling, f.Assigned, f.Total, f.Shortfall, f.Excess, waitingNote(f.Waiting)))
 		for _, a := range p.Pending {
 			t.Row("", "next reconcile: "+DescribeAction(a))
+		}
+		if p.GrowBlocked != "" {
+			t.Row("", "growth blocked "+p.GrowBlocked)
 		}
 		if p.Full != nil && p.Full.Full {
 			t.Row("", "full: "+p.Full.Message())

@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
@@ -82,5 +83,34 @@ func TestPoolStatusShowsEachPool(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// A profile pool backed off for want of subnet addresses says so, and
+// until when, though it still has a free address; the default pool is not.
+func TestPoolStatusSaysAProfileIsBackedOff(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) // statusWith's
+	why := "profile gold's subnets exhausted: no subnet of profile gold has 3 free addresses"
+	s, table := statusOf(t, "PROFILE_GOLD_SECURITY_GROUPS=sg-9\nPROFILE_GOLD_WARM_IP_TARGET=2\n", func(tx *store.Tx) error {
+		ip := netip.MustParseAddr("100.64.1.6")
+		gold := pool.ENI{ID: "eni-1", DeviceIndex: 1, Ready: true, Profile: "gold", PrimaryIP: netip.MustParseAddr("100.64.1.5"),
+			Blocks: []pool.Block{{CIDR: netip.PrefixFrom(ip, 32), Addrs: []pool.Addr{{IP: ip, State: pool.Free, Since: now}}}}}
+		if err := tx.PutENI(gold); err != nil {
+			return err
+		}
+		return tx.PutPoolTimers("gold", pool.Timers{GrowBlockedUntil: now.Add(time.Minute), GrowBlockedWhy: why})
+	})
+	if len(s.Profiles) != 1 {
+		t.Fatalf("profiles %+v", s.Profiles)
+	}
+	js, err := json.Marshal(s.Profiles[0])
+	if err != nil || !strings.Contains(string(js), `"growBlocked":"until 2026-12-01T12:01:00Z: `+why) {
+		t.Fatalf("gold's status %s (%v), want its back-off in growBlocked", js, err)
+	}
+	if s.GrowBlocked != "" || len(s.Profiles[0].Pending) != 0 {
+		t.Fatalf("default pool blocked %q; gold's next pass %+v", s.GrowBlocked, s.Profiles[0].Pending)
+	}
+	if !strings.Contains(table, "growth blocked until 2026-12-01T12:01:00Z: "+why) {
+		t.Fatalf("the table does not say gold is backed off:\n%s", table)
 	}
 }

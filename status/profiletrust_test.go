@@ -17,6 +17,12 @@ import (
 // text, and its table.
 func statusWith(t *testing.T, config string) (PoolStatus, string) {
 	t.Helper()
+	return statusOf(t, config, func(*store.Tx) error { return nil })
+}
+
+// statusOf is statusWith with more state written by more.
+func statusOf(t *testing.T, config string, more func(*store.Tx) error) (PoolStatus, string) {
+	t.Helper()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	st, err := store.OpenNew(t.TempDir(), store.Options{})
 	if err != nil {
@@ -27,7 +33,10 @@ func statusWith(t *testing.T, config string) (PoolStatus, string) {
 		if err := tx.PutNode(n); err != nil {
 			return err
 		}
-		return tx.PutENI(pool.ENI{ID: "eni-0", Ready: true, PrimaryIP: netip.MustParseAddr("100.64.0.5")})
+		if err := tx.PutENI(pool.ENI{ID: "eni-0", Ready: true, PrimaryIP: netip.MustParseAddr("100.64.0.5")}); err != nil {
+			return err
+		}
+		return more(tx)
 	})
 	if err != nil {
 		t.Fatal(err)
