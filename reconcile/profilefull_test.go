@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/ec2sim"
 	"vpc-cni/pool"
+	"vpc-cni/sim/ec2sim"
 	"vpc-cni/store"
 )
 

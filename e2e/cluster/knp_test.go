@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"vpc-cni/internal/gotool"
+	"vpc-cni/internal/testsupport/gotool"
 )
 
 // kube-network-policies (KNP), the CNI-agnostic engine, as the Go module
