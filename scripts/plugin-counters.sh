@@ -12,7 +12,6 @@
 #   strace strace -f -c: system calls by kind
 #   faults perf record of every page fault, with call graphs
 #   instr  cachegrind: instructions (valgrind 3.19 lacks RDTSCP: turned off)
-#   calls  callgrind: instructions with callers (for an unstripped build)
 #   trace  GODEBUG gctrace and inittrace: GC cycles and initialisers (stderr)
 # and leaves one file per exec in COUNT_DIR, named VERB.PID.MODE.
 set -e
@@ -30,8 +29,6 @@ strace) exec strace -f -c -o "$out.strace" "$bin" ;;
 faults) exec perf record -q -g -d -e page-faults -c 1 -o "$out.faults" "$bin" ;;
 instr) GODEBUG=cpu.rdtscp=off exec valgrind --tool=cachegrind --cache-sim=no \
 	--cachegrind-out-file="$out.cg" --log-file="$out.instr" "$bin" ;;
-calls) GODEBUG=cpu.rdtscp=off exec valgrind --tool=callgrind \
-	--callgrind-out-file="$out.calls" --log-file="$out.calls.log" "$bin" ;;
 trace) GODEBUG=gctrace=1,inittrace=1 exec "$bin" 2>"$out.trace" ;;
-*) echo "COUNT_MODE: stat, strace, faults, instr, calls or trace" >&2; exit 2 ;;
+*) echo "COUNT_MODE: stat, strace, faults, instr or trace" >&2; exit 2 ;;
 esac
