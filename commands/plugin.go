@@ -2,7 +2,6 @@ package commands
 
 import (
 	"github.com/containernetworking/cni/pkg/skel"
-	"github.com/containernetworking/cni/pkg/version"
 
 	"vpc-cni/plugin"
 )
@@ -13,7 +12,7 @@ const PluginName = plugin.Name
 // PluginMain runs the CNI plugin: skel reads CNI_COMMAND and stdin, calls the
 // verb and prints the result or the error JSON on stdout.
 func PluginMain() {
-	skel.PluginMainFuncs(plugin.Funcs(), version.PluginSupports(plugin.CNIVersions()...), "vpc-cni "+aboutVersion())
+	skel.PluginMainFuncs(plugin.Funcs(), plugin.VersionInfo(), "vpc-cni "+aboutVersion())
 }
 
 func aboutVersion() string { return buildVersion + " (" + buildCommit + ")" }

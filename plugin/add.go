@@ -236,13 +236,13 @@ func (c *call) podWiring(a store.Assignment) netns.Pod {
 }
 
 // print writes the result in the configuration's CNI version, as
-// types.PrintResult does, to the verbs' output.
+// types.PrintResult does, to the verbs' output (printResult: the same bytes).
 func (c *call) print(r types.Result) error {
 	res, err := r.GetAsVersion(c.cfg.CNIVersion)
 	if err != nil {
 		return err
 	}
-	return res.PrintTo(c.out)
+	return printResult(c.out, res)
 }
 
 // fullness judges the pool as it is now for this pod (it is waiting: one

@@ -12,6 +12,7 @@
 #   strace strace -f -c: system calls by kind
 #   faults perf record of every page fault, with call graphs
 #   instr  cachegrind: instructions (valgrind 3.19 lacks RDTSCP: turned off)
+#   trace  GODEBUG gctrace and inittrace: GC cycles and initialisers (stderr)
 # and leaves one file per exec in COUNT_DIR, named VERB.PID.MODE.
 set -e
 dir=${COUNT_DIR:?COUNT_DIR: where the counts go}
@@ -28,5 +29,6 @@ strace) exec strace -f -c -o "$out.strace" "$bin" ;;
 faults) exec perf record -q -g -d -e page-faults -c 1 -o "$out.faults" "$bin" ;;
 instr) GODEBUG=cpu.rdtscp=off exec valgrind --tool=cachegrind --cache-sim=no \
 	--cachegrind-out-file="$out.cg" --log-file="$out.instr" "$bin" ;;
-*) echo "COUNT_MODE: stat, strace, faults or instr" >&2; exit 2 ;;
+trace) GODEBUG=gctrace=1,inittrace=1 exec "$bin" 2>"$out.trace" ;;
+*) echo "COUNT_MODE: stat, strace, faults, instr or trace" >&2; exit 2 ;;
 esac
