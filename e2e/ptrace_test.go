@@ -212,6 +212,12 @@ const enosys = ^uint64(syscall.ENOSYS) + 1
 func (e *stopExec) atCall(t *tracee, tid int) error {
 	var regs syscall.PtraceRegs
 	if err := syscall.PtraceGetRegs(tid, &regs); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			// The thread ended between its stop and this read (the
+			// runtime ends a thread whose goroutine kept it locked, as
+			// a namespace switch does); the loop reaps it.
+			return nil
+		}
 		return err
 	}
 	path := func(addr uint64) string { return peekString(tid, uintptr(addr)) }
