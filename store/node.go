@@ -138,11 +138,15 @@ func (t *Tx) Settings() (s Settings, err error) {
 // else of the settings, and decoding the effective configuration and the
 // last pass's values would cost every pod start their JSON decoders.
 func (t *Tx) Overrides() (settings.Overrides, error) {
-	var s struct {
-		Overrides settings.Overrides `json:"overrides"`
+	var o settings.Overrides
+	raw := t.bucket(bSettings).Get(kSettings)
+	if raw == nil {
+		return o, nil
 	}
-	_, err := t.getJSON(bSettings, kSettings, &s)
-	return s.Overrides, err
+	if err := leadingField(raw, "overrides", &o); err != nil {
+		return o, fmt.Errorf("%s: %s/%s: %w", t.path, bSettings, kSettings, err)
+	}
+	return o, nil
 }
 
 // PutSettings replaces the settings.

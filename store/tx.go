@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -44,3 +45,31 @@ func (t *Tx) putJSON(bucket, key []byte, v any) error {
 }
 
 func jsonValue(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// leadingField decodes the field name of the JSON object raw into v, reading
+// no further than its value when the object begins with it (as a record
+// written from a struct whose first field it is), else decoding the whole
+// object. Records carry the last pass's values (several KB); a pod start
+// needs one small field of them.
+func leadingField(raw []byte, name string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fieldOf(raw, name, v)
+	}
+	if key, err := dec.Token(); err != nil || key != name {
+		return fieldOf(raw, name, v)
+	}
+	return dec.Decode(v)
+}
+
+// fieldOf decodes the field name of the JSON object raw into v.
+func fieldOf(raw []byte, name string, v any) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	if f, ok := fields[name]; ok {
+		return json.Unmarshal(f, v)
+	}
+	return nil
+}
