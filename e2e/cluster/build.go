@@ -74,8 +74,13 @@ func buildTools(repo, dir string, log io.Writer, netOnly bool) (tools, error) {
 	return t, err
 }
 
-// buildLocal builds vpcctl as the Makefile does, and containerd's loopback
-// plugin at go.mod's version.
+// nodePlugins are the reference plugins a node image carries in
+// /opt/cni/bin (EKS's AMI does): containerd's loopback, and portmap and
+// bandwidth, which vpc-cni's install chains when it finds them (host ports).
+var nodePlugins = []string{"main/loopback", "meta/portmap", "meta/bandwidth"}
+
+// buildLocal builds vpcctl as the Makefile does, and the node's reference
+// plugins at go.mod's version.
 func buildLocal(repo, dir string, log io.Writer) (tools, error) {
 	var t tools
 	bin := filepath.Join(dir, "bin")
@@ -83,8 +88,10 @@ func buildLocal(repo, dir string, log io.Writer) (tools, error) {
 		return t, err
 	}
 	t.vpcctl = filepath.Join(bin, "vpcctl")
-	if err := run(log, repo, gotool.Go(), "build", "-o", bin+"/", "github.com/containernetworking/plugins/plugins/main/loopback"); err != nil {
-		return t, err
+	for _, p := range nodePlugins {
+		if err := run(log, repo, gotool.Go(), "build", "-o", bin+"/", "github.com/containernetworking/plugins/plugins/"+p); err != nil {
+			return t, err
+		}
 	}
 	t.loopback = filepath.Join(bin, "loopback")
 	return t, nil

@@ -131,9 +131,13 @@ func (n *node) start(c *cluster) error {
 	if err := makeCgroups(c.cgroups.Dirs(n.cgroupRoot())); err != nil {
 		return err
 	}
-	// containerd's CRI sets up each pod's lo with the loopback plugin.
-	if out, err := n.exec("cp", c.tools.loopback, "/opt/cni/bin/loopback"); err != nil {
-		return fmt.Errorf("%v: %s", err, out)
+	// containerd's CRI sets up each pod's lo with the loopback plugin;
+	// portmap and bandwidth are there before vpc-cni's install looks.
+	for _, p := range nodePlugins {
+		name := filepath.Base(p)
+		if out, err := n.exec("cp", filepath.Join(filepath.Dir(c.tools.loopback), name), "/opt/cni/bin/"+name); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
 	}
 	runc, err := exec.LookPath("runc")
 	if err != nil {
