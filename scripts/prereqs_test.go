@@ -93,7 +93,7 @@ func TestEveryTargetPassesWithWhatItNeeds(t *testing.T) {
 	requireRoot(t)
 	needs := map[string][]string{
 		"cluster": clusterTools, "test-cluster": clusterTools, "chaos": nil, "demo": {"ip"},
-		"conformance": {"nsenter", "busybox", "dash", "nc.openbsd", "curl", "ldd"},
+		"conformance": {"nsenter", "busybox", "dash", "nc.openbsd", "curl", "dig", "ldd"},
 	}
 	for target, have := range needs {
 		if out, code := prereqs(t, target, -1, have...); code != 0 || out != "" {
@@ -115,7 +115,7 @@ func TestRootIsNamedBeforeNamespacesAreMade(t *testing.T) {
 func TestConformanceNamesAgnhostsTools(t *testing.T) {
 	requireRoot(t)
 	out, code := prereqs(t, "conformance", -1, "nsenter", "dash", "ldd")
-	if code != 1 || !strings.Contains(out, "apt-get install -y busybox-static netcat-openbsd curl\n") {
+	if code != 1 || !strings.Contains(out, "apt-get install -y busybox-static netcat-openbsd curl bind9-dnsutils\n") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
