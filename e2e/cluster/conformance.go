@@ -148,7 +148,9 @@ func agnhostImage(bin, ref string) ([]byte, error) {
 	if err := addPorterCerts(files); err != nil {
 		return nil, err
 	}
-	return ociimage.Image{Ref: ref, Files: files, Entrypoint: []string{"/agnhost"},
+	// As upstream's image: with no arguments agnhost pauses (the host-exec
+	// pods of the HostPort spec give none and are exec'd into).
+	return ociimage.Image{Ref: ref, Files: files, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
 		Env: []string{"PATH=/bin:/"}}.Archive()
 }
 

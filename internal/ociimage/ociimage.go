@@ -27,6 +27,7 @@ type Image struct {
 	Arch       string // GOARCH; amd64 when empty
 	Files      map[string]File
 	Entrypoint []string
+	Cmd        []string // the default arguments, when a pod gives none
 	Env        []string
 }
 
@@ -55,9 +56,13 @@ func (im Image) Archive() ([]byte, error) {
 		arch = "amd64"
 	}
 	layerDesc := add("application/vnd.oci.image.layer.v1.tar", layer)
+	run := map[string]any{"Entrypoint": im.Entrypoint, "Env": im.Env}
+	if len(im.Cmd) > 0 {
+		run["Cmd"] = im.Cmd
+	}
 	cfg, _ := json.Marshal(map[string]any{
 		"architecture": arch, "os": "linux",
-		"config": map[string]any{"Entrypoint": im.Entrypoint, "Env": im.Env},
+		"config": run,
 		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
 	})
 	config := add("application/vnd.oci.image.config.v1+json", cfg)
