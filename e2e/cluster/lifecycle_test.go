@@ -206,6 +206,17 @@ func leftovers(n *node, ips []string) []string {
 // Draining a node moves its pods; their addresses cool and come back free
 // on the drained node, and nothing of them is left there.
 func TestDrainAndDelete(t *testing.T) {
+	// The pods of an earlier check may still be going from node2 and take
+	// its max-pods: then every drain pod would go to node1.
+	eventually(t, "no test pods left on node2", 2*time.Minute, func() (bool, string) {
+		n := 0
+		for _, p := range pods(t, "default", "") {
+			if p.Spec.NodeName == "node2" {
+				n++
+			}
+		}
+		return n == 0, fmt.Sprint(n)
+	})
 	apply(t, workload("drain", 4))
 	t.Cleanup(func() {
 		_, _ = tc.kubectlOut(nil, "uncordon", "node2")
