@@ -110,6 +110,7 @@ func TestPodsNodesServicesAndTheVPC(t *testing.T) {
 		if _, err := netip.ParseAddr(ip); err != nil {
 			t.Fatalf("service probe has cluster IP %q", ip)
 		}
+		serviceAnswers(t, "probe", ip, 4, byNode)
 		for node, p := range byNode {
 			backends := map[string]bool{}
 			// kube-proxy spreads connections at random over the 4 backends:
@@ -126,6 +127,25 @@ func TestPodsNodesServicesAndTheVPC(t *testing.T) {
 			}
 		}
 	})
+}
+
+// serviceAnswers waits until the Service's EndpointSlices hold want ready
+// endpoints and the Service answers a pod on each node once: a new Service
+// reaches kube-proxy's rules some time after it exists, and until then its
+// cluster IP refuses connections.
+func serviceAnswers(t *testing.T, service, ip string, want int, byNode map[string]pod) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d ready endpoints of Service %s", want, service), time.Minute, func() (bool, string) {
+		out := k(t, "get", "endpointslices", "-l", "kubernetes.io/service-name="+service,
+			"-o", `jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]} {end}`)
+		return len(strings.Fields(out)) == want, out
+	})
+	for node, p := range byNode {
+		eventually(t, fmt.Sprintf("Service %s answering %s on %s", service, p.Metadata.Name, node), time.Minute, func() (bool, string) {
+			out, err := tc.kubectlOut(nil, "exec", p.Metadata.Name, "--", "/probe", "get", "http://"+ip+"/")
+			return err == nil, fmt.Sprintf("%v %s", err, out)
+		})
+	}
 }
 
 // backendNode is the node of the pod named name.
