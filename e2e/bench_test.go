@@ -164,7 +164,7 @@ func contestants(b *testing.B, w *world) []*contestant {
 			"ipam": hostLocalIPAM(b)})}
 	all := []*contestant{vpc, ptp}
 	if before := beforeBinary(b, dir); before != "" {
-		old := &contestant{name: "before", path: before, conf: ours, env: env}
+		old := &contestant{name: "before", path: before, conf: ours, env: append(append([]string{}, env...), strings.Fields(os.Getenv("VPC_CNI_BENCH_BEFORE_ENV"))...)}
 		old.settle = func() { old.refills += watch.wait(b) }
 		all = append(all, old)
 	}

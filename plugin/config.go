@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
 
+	"vpc-cni/internal/jsonfields"
 	"vpc-cni/internal/logfile"
 	"vpc-cni/npa"
 	"vpc-cni/settings"
@@ -56,6 +57,16 @@ type Options struct {
 	CNICacheDir         string   `json:"cniCacheDir"`         // the runtime's CNI result cache, read to rebuild lost state (default /var/lib/cni)
 	PolicyAgentSocket   string   `json:"policyAgentSocket"`   // the network policy agent's socket, called when NETWORK_POLICY_ENFORCING_MODE is set (default /var/run/aws-node/npa.sock)
 	Timeouts            Timeouts `json:"timeouts"`
+}
+
+// fields are the pointers to decode each of o's keys into: key by key
+// (jsonfields), as encoding/json's reflection over Options would cost a
+// plugin start more than the rest of the configuration.
+func (o *Options) fields() map[string]any {
+	return map[string]any{"type": &o.Type, "mtu": &o.MTU, "stateDir": &o.StateDir, "logFile": &o.LogFile,
+		"logLevel": &o.LogLevel, "logFormat": &o.LogFormat, "configFile": &o.ConfigFile, "inlineGrow": &o.InlineGrow,
+		"backgroundReconcile": &o.BackgroundReconcile, "cniCacheDir": &o.CNICacheDir,
+		"policyAgentSocket": &o.PolicyAgentSocket, "timeouts": &o.Timeouts}
 }
 
 // Config is the parsed configuration the verbs act on.
@@ -194,9 +205,10 @@ func exactKeys(raw map[string]json.RawMessage) bool {
 	return true
 }
 
-// strictDecode reports a known key with the wrong type by its name.
+// strictDecode decodes the plugin's own keys and reports a known key with
+// the wrong type by its name.
 func strictDecode(data []byte, into *Options) error {
-	err := json.Unmarshal(data, into)
+	err := jsonfields.Decode(data, into.fields())
 	var te *json.UnmarshalTypeError
 	if ok := asTypeError(err, &te); ok {
 		return fmt.Errorf("key %q: expected a %s, got a JSON %s", te.Field, te.Type, te.Value)

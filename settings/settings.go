@@ -8,7 +8,7 @@ package settings
 import (
 	"fmt"
 	"net/netip"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,7 +214,7 @@ func Resolve(stored Overrides, in Inputs) (Effective, error) {
 	if err := r.shown(); err != nil {
 		return Effective{}, err
 	}
-	sort.SliceStable(r.values, func(i, j int) bool { return r.values[i].Name < r.values[j].Name })
+	slices.SortStableFunc(r.values, func(a, b Value) int { return strings.Compare(a.Name, b.Name) })
 	e.Values = r.values
 	return e, nil
 }

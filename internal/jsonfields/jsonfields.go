@@ -1,0 +1,131 @@
+// Package jsonfields decodes and encodes the JSON objects the plugin reads
+// and writes on every pod start without encoding/json's reflection over a
+// struct's fields. A process lives for one call, so encoding/json's first
+// use of each struct type (its field list, each field's encoder, sorted) is
+// paid on every ADD: a third of a million instructions for the node record
+// alone. Decoding here goes key by key into the pointers the caller names,
+// so only the values' own types (strings, numbers, addresses, times) are
+// decoded by encoding/json; encoding writes keys and values in the order a
+// struct declares them, as encoding/json does. Callers keep their struct
+// tags, and a test per type holds the two ways to the same bytes.
+package jsonfields
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Decode decodes the JSON object data into fields, the pointers to decode
+// each key into, as encoding/json decodes a struct: a key matches exactly
+// or else without regard to case, unknown keys are skipped, null leaves a
+// value as it was, and a value of the wrong type is a *json.UnmarshalTypeError
+// whose Field names the key.
+func Decode(data []byte, fields map[string]any) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return err
+	}
+	for key, raw := range obj {
+		into := lookup(fields, key)
+		if into == nil {
+			continue
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			return keyed(key, err)
+		}
+	}
+	return nil
+}
+
+func lookup(fields map[string]any, key string) any {
+	if into, ok := fields[key]; ok {
+		return into
+	}
+	for name, into := range fields {
+		if strings.EqualFold(name, key) {
+			return into
+		}
+	}
+	return nil
+}
+
+// keyed puts key in front of a type error's field path, as encoding/json
+// reports a struct field's.
+func keyed(key string, err error) error {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		field := key
+		if te.Field != "" {
+			field += "." + te.Field
+		}
+		return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Offset: te.Offset, Struct: te.Struct, Field: field}
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+// Object writes one JSON object, a key at a time, as json.Marshal writes a
+// struct: no spaces, strings escaped as encoding/json escapes them.
+type Object struct{ b []byte }
+
+// String writes key: v; omitEmpty skips an empty v (the tag's omitempty).
+func (o *Object) String(key, v string, omitEmpty bool) {
+	if omitEmpty && v == "" {
+		return
+	}
+	q, _ := json.Marshal(v) // a string always encodes
+	o.key(key)
+	o.b = append(o.b, q...)
+}
+
+// Int writes key: v; omitEmpty skips zero.
+func (o *Object) Int(key string, v int, omitEmpty bool) {
+	if omitEmpty && v == 0 {
+		return
+	}
+	o.key(key)
+	o.b = strconv.AppendInt(o.b, int64(v), 10)
+}
+
+// Text writes key: v's text as a string (a netip.Addr, a netip.Prefix);
+// omit skips it (the tag's omitzero on a zero value).
+func (o *Object) Text(key string, v interface{ MarshalText() ([]byte, error) }, omit bool) error {
+	if omit {
+		return nil
+	}
+	text, err := v.MarshalText()
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	o.String(key, string(text), false)
+	return nil
+}
+
+// Time writes key: t as time.Time's MarshalJSON does.
+func (o *Object) Time(key string, t time.Time) error {
+	q, err := t.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	o.key(key)
+	o.b = append(o.b, q...)
+	return nil
+}
+
+// Bytes ends the object and returns it.
+func (o *Object) Bytes() []byte {
+	if len(o.b) == 0 {
+		return []byte("{}")
+	}
+	return append(o.b, '}')
+}
+
+func (o *Object) key(k string) {
+	if len(o.b) == 0 {
+		o.b = append(o.b, '{')
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = append(strconv.AppendQuote(o.b, k), ':')
+}
