@@ -1,10 +1,12 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"time"
 
+	"vpc-cni/internal/jsonfields"
 	"vpc-cni/pool"
 	"vpc-cni/settings"
 )
@@ -143,7 +145,12 @@ func (t *Tx) Overrides() (settings.Overrides, error) {
 	if raw == nil {
 		return o, nil
 	}
-	if err := leadingField(raw, "overrides", &o); err != nil {
+	var field json.RawMessage
+	err := leadingField(raw, "overrides", &field)
+	if err == nil && field != nil {
+		err = jsonfields.Decode(field, overridesFields(&o))
+	}
+	if err != nil {
 		return o, fmt.Errorf("%s: %s/%s: %w", t.path, bSettings, kSettings, err)
 	}
 	return o, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"vpc-cni/internal/jsonfields"
+	"vpc-cni/settings"
 )
 
 // The node and the assignments are read or written by every ADD and DEL;
@@ -16,7 +17,8 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 		"instanceId": &n.InstanceID, "instanceType": &n.InstanceType, "region": &n.Region, "az": &n.AZ,
 		"vpcId": &n.VPCID, "vpcCidrs": &n.VPCCIDRs, "subnetId": &n.SubnetID, "subnetCidr": &n.SubnetCIDR,
 		"primaryEni": &n.PrimaryENI, "primaryMac": &n.PrimaryMAC, "primaryIp": &n.PrimaryIP,
-		"securityGroups": &n.SecurityGroups, "limits": &n.Limits, "hypervisor": &n.Hypervisor,
+		"securityGroups": &n.SecurityGroups, "limits": jsonfields.Fields{"MaxENIs": &n.Limits.MaxENIs,
+			"IPv4PerENI": &n.Limits.IPv4PerENI, "VCPUs": &n.Limits.VCPUs}, "hypervisor": &n.Hypervisor,
 		"learnedAt": &n.LearnedAt, "primaryIpv6": &n.PrimaryIPv6, "confirmedBoot": &n.ConfirmedBoot,
 		"prefixCapable": &n.PrefixCapable,
 	})
@@ -60,4 +62,11 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// overridesFields are the keys of the overrides `vpcctl pool warm` stores,
+// read by every ADD.
+func overridesFields(o *settings.Overrides) map[string]any {
+	return map[string]any{"warmIpTarget": &o.WarmIP, "minimumIpTarget": &o.MinIP, "warmEniTarget": &o.WarmENI,
+		"warmPrefixTarget": &o.WarmPrefix}
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"vpc-cni/internal/jsonfields"
 	"vpc-cni/pool"
+	"vpc-cni/settings"
 )
 
 // The records' own codecs against encoding/json's reflection over the
@@ -47,6 +49,9 @@ func fill(t *testing.T, v any) {
 			*x = pool.Pool("gold<" + name + ">")
 		case *int:
 			*x = 10 + i
+		case **int:
+			n := 20 + i
+			*x = &n
 		case *bool:
 			*x = true
 		default:
@@ -115,5 +120,26 @@ func TestRecordDecodeErrorsNameTheKey(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"primaryIp":"not an address"}`), &n); err == nil {
 		t.Fatal("a bad address decoded")
+	}
+}
+
+func TestOverridesDecodeAsEncodingJSONDoes(t *testing.T) {
+	var want settings.Overrides
+	fill(t, &want)
+	for _, o := range []settings.Overrides{want, {}} {
+		raw, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, std settings.Overrides
+		if err := jsonfields.Decode(raw, overridesFields(&got)); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &std); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, std) {
+			t.Errorf("decoded %s\n got %+v\nwant %+v", raw, got, std)
+		}
 	}
 }

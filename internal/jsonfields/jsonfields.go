@@ -11,11 +11,13 @@
 package jsonfields
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Decode decodes the JSON object data into fields, the pointers to decode
@@ -33,11 +35,66 @@ func Decode(data []byte, fields map[string]any) error {
 		if into == nil {
 			continue
 		}
-		if err := json.Unmarshal(raw, into); err != nil {
+		if err := decodeValue(raw, into); err != nil {
 			return keyed(key, err)
 		}
 	}
 	return nil
+}
+
+// Fields are the keys of a nested object, decoded as Decode decodes the
+// outer one.
+type Fields map[string]any
+
+// decodeValue decodes raw into into: the plain cases (a string with no
+// escapes, a decimal int, a bool, a value with its own decoder) directly,
+// since each json.Unmarshal costs thousands of instructions before its
+// value; anything else, and null, as json.Unmarshal does.
+func decodeValue(raw []byte, into any) error {
+	switch p := into.(type) {
+	case Fields:
+		return Decode(raw, p)
+	case *string:
+		if s, ok := plainString(raw); ok {
+			*p = s
+			return nil
+		}
+	case *int:
+		if n, err := strconv.Atoi(string(raw)); err == nil {
+			*p = n
+			return nil
+		}
+	case *bool:
+		if s := string(raw); s == "true" || s == "false" {
+			*p = s == "true"
+			return nil
+		}
+	case json.Unmarshaler:
+		return p.UnmarshalJSON(raw)
+	case encoding.TextUnmarshaler:
+		if s, ok := plainString(raw); ok {
+			return p.UnmarshalText([]byte(s))
+		}
+	}
+	return json.Unmarshal(raw, into)
+}
+
+// plainString is the JSON string raw without its quotes when it has no
+// escapes nor anything encoding/json would replace.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 func lookup(fields map[string]any, key string) any {

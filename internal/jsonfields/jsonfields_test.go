@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -83,5 +84,32 @@ func TestObjectWritesAsJSONMarshal(t *testing.T) {
 	var empty Object
 	if got := empty.Bytes(); string(got) != "{}" {
 		t.Errorf("empty object %s", got)
+	}
+}
+
+// Each value decodes to what json.Unmarshal gives, fast path or not.
+func TestDecodeValueAsJSONUnmarshal(t *testing.T) {
+	type vals struct {
+		S  string
+		N  int
+		B  bool
+		IP netip.Addr
+		T  time.Time
+		L  []string
+	}
+	cases := []string{`"plain"`, `"esc\"aped\n"`, `"\u00e9t\u00e9"`, "\"bad\xff\"", "\"tab\there\"", `"é<>&"`, `""`,
+		`3`, `-7`, `1.5`, `1e3`, `true`, `false`, `null`, `"100.64.0.1"`, `"fd00::1"`, `"not an ip"`,
+		`"2026-12-07T05:00:00.123Z"`, `["a","b"]`, `{}`, `[]`}
+	for _, raw := range cases {
+		for _, field := range []string{"S", "N", "B", "IP", "T", "L"} {
+			var std, got vals
+			std.S, got.S = "was", "was"
+			stdErr := json.Unmarshal([]byte(`{"`+field+`":`+raw+`}`), &std)
+			gotErr := Decode([]byte(`{"`+field+`":`+raw+`}`), map[string]any{"S": &got.S, "N": &got.N, "B": &got.B,
+				"IP": &got.IP, "T": &got.T, "L": &got.L})
+			if (stdErr == nil) != (gotErr == nil) || !reflect.DeepEqual(std, got) {
+				t.Errorf("%s into %s: got %+v (%v); json.Unmarshal gives %+v (%v)", raw, field, got, gotErr, std, stdErr)
+			}
+		}
 	}
 }
