@@ -107,7 +107,7 @@ func ParseConfig(stdin []byte) (*Config, error) {
 		if err := strictDecode(ipam, &c.Options); err != nil {
 			return nil, invalid("ipam: %v", err)
 		}
-	} else if err := strictDecode(stdin, &c.Options); err != nil {
+	} else if err := typeErrorByKey(jsonfields.DecodeKeys(raw, c.Options.fields())); err != nil {
 		return nil, invalid("%v", err)
 	}
 	if err := c.applyDefaults(); err != nil {
@@ -208,7 +208,11 @@ func exactKeys(raw map[string]json.RawMessage) bool {
 // strictDecode decodes the plugin's own keys and reports a known key with
 // the wrong type by its name.
 func strictDecode(data []byte, into *Options) error {
-	err := jsonfields.Decode(data, into.fields())
+	return typeErrorByKey(jsonfields.Decode(data, into.fields()))
+}
+
+// typeErrorByKey says which key has the wrong type.
+func typeErrorByKey(err error) error {
 	var te *json.UnmarshalTypeError
 	if ok := asTypeError(err, &te); ok {
 		return fmt.Errorf("key %q: expected a %s, got a JSON %s", te.Field, te.Type, te.Value)

@@ -71,8 +71,12 @@ func (k Knob) setDefault(dst any) {
 // they act: the EC2 budget by the cloud client, the node rules by hostnet),
 // as given or at the row's default, after checking it by its kind.
 func (r *resolver) shown() error {
+	noted := make(map[string]bool, len(r.values))
+	for _, v := range r.values {
+		noted[v.Name] = true
+	}
 	for _, k := range Registry {
-		if !k.NodeKey() || slices.ContainsFunc(r.values, func(v Value) bool { return v.Name == k.Name }) {
+		if !k.NodeKey() || noted[k.Name] {
 			continue
 		}
 		text, v, ok := r.in.Lookup(k.Name)

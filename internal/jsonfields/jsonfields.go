@@ -30,6 +30,11 @@ func Decode(data []byte, fields map[string]any) error {
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return err
 	}
+	return DecodeKeys(obj, fields)
+}
+
+// DecodeKeys is Decode of an object already split into its keys' values.
+func DecodeKeys(obj map[string]json.RawMessage, fields map[string]any) error {
 	for key, raw := range obj {
 		into := lookup(fields, key)
 		if into == nil {
@@ -131,9 +136,24 @@ func (o *Object) String(key, v string, omitEmpty bool) {
 	if omitEmpty && v == "" {
 		return
 	}
-	q, _ := json.Marshal(v) // a string always encodes
 	o.key(key)
+	if plain(v) {
+		o.b = append(append(append(o.b, '"'), v...), '"')
+		return
+	}
+	q, _ := json.Marshal(v) // a string always encodes
 	o.b = append(o.b, q...)
+}
+
+// plain: v is printable ASCII that encoding/json writes as it is (no
+// quote, backslash, nor the HTML characters it escapes).
+func plain(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // Int writes key: v; omitEmpty skips zero.
