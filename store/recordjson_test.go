@@ -143,3 +143,17 @@ func TestOverridesDecodeAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+// A damaged record is an error, whichever decoder reads it.
+func TestDamagedRecordsDoNotDecode(t *testing.T) {
+	for _, raw := range []string{`{"instanceId":"i-1"`, `{"instanceId":"i-1",}`, `{"instanceId":i-1}`, "{\"instanceId\":\"i\x01\"}", `[]`, ``} {
+		var n Node
+		if err := unmarshal([]byte(raw), &n); err == nil {
+			t.Errorf("node record %q decoded: %+v", raw, n)
+		}
+		var a Assignment
+		if err := unmarshal([]byte(raw), &a); err == nil {
+			t.Errorf("assignment record %q decoded: %+v", raw, a)
+		}
+	}
+}

@@ -30,10 +30,20 @@ func (t *Tx) getJSON(bucket, key []byte, v any) (found bool, err error) {
 	if raw == nil {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := unmarshal(raw, v); err != nil {
 		return true, fmt.Errorf("%s: %s/%s: %w", t.path, bucket, key, err)
 	}
 	return true, nil
+}
+
+// unmarshal is json.Unmarshal, but a record with its own decoder
+// (recordjson.go), which checks the syntax as it reads, gets the bytes
+// without encoding/json's pass over them first.
+func unmarshal(raw []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(raw)
+	}
+	return json.Unmarshal(raw, v)
 }
 
 func (t *Tx) putJSON(bucket, key []byte, v any) error {

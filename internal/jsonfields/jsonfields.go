@@ -26,23 +26,26 @@ import (
 // value as it was, and a value of the wrong type is a *json.UnmarshalTypeError
 // whose Field names the key.
 func Decode(data []byte, fields map[string]any) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return err
-	}
-	return DecodeKeys(obj, fields)
+	return eachField(data, func(key string, raw []byte) error { return decodeKey(key, raw, fields) })
 }
 
 // DecodeKeys is Decode of an object already split into its keys' values.
 func DecodeKeys(obj map[string]json.RawMessage, fields map[string]any) error {
 	for key, raw := range obj {
-		into := lookup(fields, key)
-		if into == nil {
-			continue
+		if err := decodeKey(key, raw, fields); err != nil {
+			return err
 		}
-		if err := decodeValue(raw, into); err != nil {
-			return keyed(key, err)
-		}
+	}
+	return nil
+}
+
+func decodeKey(key string, raw []byte, fields map[string]any) error {
+	into := lookup(fields, key)
+	if into == nil {
+		return nil
+	}
+	if err := decodeValue(raw, into); err != nil {
+		return keyed(key, err)
 	}
 	return nil
 }
@@ -205,4 +208,14 @@ func (o *Object) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.b = append(strconv.AppendQuote(o.b, k), ':')
+}
+
+// unquote is the JSON string raw (quotes included) as Go text.
+func unquote(raw []byte) (string, error) {
+	if s, ok := plainString(raw); ok {
+		return s, nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
