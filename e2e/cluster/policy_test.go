@@ -190,6 +190,7 @@ func policyScene(t *testing.T) (server, open string) {
 	t.Cleanup(func() {
 		_, _ = tc.kubectlOut(nil, "delete", "namespace", "np-server", "np-client", "np-open", "--wait=true")
 	})
+	defaultServiceAccounts(t, "np-server", "np-client", "np-open")
 	apply(t, policyPod("np-server", "server", "node1", map[string]string{"app": "server"}))
 	apply(t, policyPod("np-open", "open", "node1", map[string]string{"app": "open"}))
 	server = "http://" + podIP(t, "np-server", "server") + ":8080/"
@@ -199,4 +200,18 @@ func policyScene(t *testing.T) (server, open string) {
 	podIP(t, "np-client", "allowed")
 	podIP(t, "np-client", "denied")
 	return server, open
+}
+
+// defaultServiceAccounts waits for each namespace's default ServiceAccount:
+// the controller-manager makes it some time after the namespace, and until
+// then the API server refuses the namespace's pods ("error looking up
+// service account").
+func defaultServiceAccounts(t *testing.T, namespaces ...string) {
+	t.Helper()
+	for _, ns := range namespaces {
+		eventually(t, "the default ServiceAccount of namespace "+ns, time.Minute, func() (bool, string) {
+			_, err := tc.kubectlOut(nil, "get", "serviceaccount", "default", "-n", ns)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
 }
