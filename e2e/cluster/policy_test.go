@@ -195,11 +195,27 @@ func policyScene(t *testing.T) (server, open string) {
 	apply(t, policyPod("np-open", "open", "node1", map[string]string{"app": "open"}))
 	server = "http://" + podIP(t, "np-server", "server") + ":8080/"
 	open = "http://" + podIP(t, "np-open", "open") + ":8080/"
+	serverPolicyInForce(t, server, open)
 	apply(t, policyPod("np-client", "allowed", "node2", map[string]string{"role": "allowed"}, server, open))
 	apply(t, policyPod("np-client", "denied", "node2", map[string]string{"role": "denied"}, server, open))
 	podIP(t, "np-client", "allowed")
 	podIP(t, "np-client", "denied")
 	return server, open
+}
+
+// serverPolicyInForce waits until np-server's ingress policy holds: a VPC
+// host outside the cluster that np-open answers gets no answer from
+// np-server (its packets dropped: a timeout, not a refusal). In standard
+// mode a new pod takes every packet until the agent has its policies (the
+// reference's documented window), so the clients start only after that.
+func serverPolicyInForce(t *testing.T, server, open string) {
+	t.Helper()
+	eventually(t, "np-server's ingress policy in force (a host np-open answers gets no answer)", 2*time.Minute, func() (bool, string) {
+		o, oerr := getFrom(tc.ctl.netns(), open)
+		s, serr := getFrom(tc.ctl.netns(), server)
+		dropped := serr != nil && (strings.Contains(s, "Timeout") || strings.Contains(s, "deadline exceeded"))
+		return oerr == nil && dropped, fmt.Sprintf("np-open: %v %q; np-server: %v %q", oerr, o, serr, s)
+	})
 }
 
 // defaultServiceAccounts waits for each namespace's default ServiceAccount:
