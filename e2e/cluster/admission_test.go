@@ -39,6 +39,7 @@ func TestProfileAdmissionPolicy(t *testing.T) {
 		_, _ = tc.kubectlOut(manifest, "delete", "-f", "-")
 		_, _ = tc.kubectlOut(nil, "delete", "namespace", "team-a", "team-b", "--wait=false")
 	})
+	defaultServiceAccounts(t, "team-a", "team-b")
 	create := func(ns, profile string) (string, error) {
 		out, err := tc.kubectlOut([]byte(profilePod(ns, profile)), "create", "--dry-run=server", "-f", "-")
 		return string(out), err

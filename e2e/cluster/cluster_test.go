@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,6 +101,7 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() (b
 type pod struct {
 	Metadata struct {
 		Name              string            `json:"name"`
+		Namespace         string            `json:"namespace"`
 		Labels            map[string]string `json:"labels"`
 		DeletionTimestamp *string           `json:"deletionTimestamp"`
 	} `json:"metadata"`
@@ -146,6 +148,26 @@ func pods(t *testing.T, ns, selector string) []pod {
 		t.Fatal(err)
 	}
 	return list.Items
+}
+
+// noTestPodsOn waits until the nodes hold no pod outside kube-system, not
+// even a Terminating one: an earlier check's pods keep their max-pods slots
+// (the scheduler counts them) and addresses until they are gone.
+func noTestPodsOn(t *testing.T, nodes ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("no test pods left on %v", nodes), 3*time.Minute, func() (bool, string) {
+		var list struct{ Items []pod }
+		if err := json.Unmarshal([]byte(k(t, "get", "pods", "-A", "-o", "json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, p := range list.Items {
+			if p.Metadata.Namespace != "kube-system" && slices.Contains(nodes, p.Spec.NodeName) {
+				left = append(left, p.Metadata.Namespace+"/"+p.Metadata.Name+" on "+p.Spec.NodeName)
+			}
+		}
+		return len(left) == 0, strings.Join(left, " ")
+	})
 }
 
 type nodeObj struct {
@@ -307,15 +329,7 @@ spec:
 // beyond Pending, never ContainerCreating on a node without addresses; the
 // node stays Ready, untainted, and keeps its pods for -cluster.watch.
 func TestFullNodeStaysReadyAndKeepsItsPods(t *testing.T) {
-	eventually(t, "no test pods left on node1", 2*time.Minute, func() (bool, string) {
-		n := 0
-		for _, p := range pods(t, "default", "") {
-			if p.Spec.NodeName == "node1" {
-				n++
-			}
-		}
-		return n == 0, fmt.Sprint(n)
-	})
+	noTestPodsOn(t, "node1")
 	// Every kube-system pod on node1 takes one of its max-pods: the
 	// host-network ones, and CoreDNS when the scheduler put it there.
 	host, others := 0, 0

@@ -85,6 +85,8 @@ func failedSandboxes(t *testing.T, prefix string) (int, []string) {
 func TestScaleFromZeroToCapacity(t *testing.T) {
 	apply(t, workload("burst", 0))
 	t.Cleanup(func() { deleteDeployment("burst") })
+	// room counts only the pods that are not going: the going ones must be gone.
+	noTestPodsOn(t, "node1", "node2")
 	// Nodes at rest: addresses of the previous tests' pods cool for
 	// IP_COOLDOWN_PERIOD, and a pod placed meanwhile fails its ADD with
 	// code 11 until they are free (the kubelet retries it).
@@ -208,15 +210,7 @@ func leftovers(n *node, ips []string) []string {
 func TestDrainAndDelete(t *testing.T) {
 	// The pods of an earlier check may still be going from node2 and take
 	// its max-pods: then every drain pod would go to node1.
-	eventually(t, "no test pods left on node2", 2*time.Minute, func() (bool, string) {
-		n := 0
-		for _, p := range pods(t, "default", "") {
-			if p.Spec.NodeName == "node2" {
-				n++
-			}
-		}
-		return n == 0, fmt.Sprint(n)
-	})
+	noTestPodsOn(t, "node2")
 	apply(t, workload("drain", 4))
 	t.Cleanup(func() {
 		_, _ = tc.kubectlOut(nil, "uncordon", "node2")
