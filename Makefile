@@ -63,7 +63,8 @@ bench: build
 # Go binary, one linking only the SDK and bbolt, and ptp) take 200 rounds;
 # burst (20 ADDs in a row, then 20 DELs) 10 rounds of 40 calls per contestant;
 # the fresh-node burst (30 ADDs at once, inline grow) 10 new nodes.
-# BEFORE=path/to/an/older/vpcctl adds it to the same rounds.
+# BEFORE=path/to/an/older/vpcctl adds it to the same rounds; VPC_CNI_BENCH_BEFORE_ENV
+# (NAME=value ...) is given to it alone (the same binary with GOMAXPROCS=1, say).
 bench-plugin: build
 	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'Churn|VersionStartup' -benchtime 200x -timeout 30m ./e2e/
 	VPC_CNI_BENCH_BEFORE=$(BEFORE) $(GO) test -count=1 -run '^$$' -bench 'Burst' -benchtime 10x -timeout 30m ./e2e/

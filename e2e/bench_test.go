@@ -164,12 +164,17 @@ func contestants(b *testing.B, w *world) []*contestant {
 			"ipam": hostLocalIPAM(b)})}
 	all := []*contestant{vpc, ptp}
 	if before := beforeBinary(b, dir); before != "" {
-		old := &contestant{name: "before", path: before, conf: ours, env: append(append([]string{}, env...), strings.Fields(os.Getenv("VPC_CNI_BENCH_BEFORE_ENV"))...)}
+		old := &contestant{name: "before", path: before, conf: ours, env: append(slices.Clone(env), beforeEnv()...)}
 		old.settle = func() { old.refills += watch.wait(b) }
 		all = append(all, old)
 	}
 	return all
 }
+
+// beforeEnv is VPC_CNI_BENCH_BEFORE_ENV's variables (space-separated
+// NAME=value), given to the older vpcctl alone: the same binary as before
+// with GOMAXPROCS=1 measures what a runtime setting is worth.
+func beforeEnv() []string { return strings.Fields(os.Getenv("VPC_CNI_BENCH_BEFORE_ENV")) }
 
 // installPlugins copies vpcctl (as vpc-cni), ptp and host-local into a
 // plugin dir through write(2), as an installer fills /opt/cni/bin.
