@@ -22,7 +22,7 @@ import (
 // A damaged state file is an error, never a crash: every vpcctl command
 // exits 1 saying so and what to do, doctor names the damage, and the plugin
 // prints CNI error JSON.
-func TestDamagedStateIsAnError(t *testing.T) {
+func TestPrivilegedDamagedStateIsAnError(t *testing.T) {
 	for _, kind := range damage.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			_, env := newSim(t, "m5.large")

@@ -152,7 +152,7 @@ func TestSystemdMaxPodsUnitCommandsRun(t *testing.T) {
 	state, dropIn := t.TempDir(), filepath.Join(t.TempDir(), "kubelet.conf.d", maxpods.DropInName)
 	vpc(t, env, append([]string{"--state-dir", state}, pre[0][1:]...)...).want(t, 0, "reconcile: ")
 	// This namespace has no link with the primary ENI's MAC: not this node's
-	// sysctls to set (e2e's TestBootUnitSetsTheNodeSysctls sets them).
+	// sysctls to set (e2e's TestPrivilegedBootUnitSetsTheNodeSysctls sets them).
 	vpc(t, env, append([]string{"--state-dir", state}, pre[1][1:]...)...).want(t, 0, "not managed here")
 	args := strings.Join(start[0][1:], " ")
 	if !strings.Contains(args, "--write-kubelet-dropin "+install.DefaultKubeletDropIn) {

@@ -12,7 +12,7 @@ import (
 
 // Bad input gets the spec's error JSON on stdout with the right code, a
 // non-zero exit, and leaves the state file byte for byte as it was.
-func TestBadInput(t *testing.T) {
+func TestPrivilegedBadInput(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	p := w.newPod("bad")
 	good := w.conf(nil)

@@ -11,7 +11,7 @@ import (
 // timer's passes may not write /proc/sys (ProtectKernelTunables): the boot
 // unit's command, as the unit writes it, sets them again from the node the
 // state knows, with no EC2 call.
-func TestBootUnitSetsTheNodeSysctls(t *testing.T) {
+func TestPrivilegedBootUnitSetsTheNodeSysctls(t *testing.T) {
 	v := newVPCWorld(t)
 	const rp = "net/ipv4/conf/eth0/rp_filter"
 	writeSysctl(t, v.w.node, rp, "1") // as after a reboot

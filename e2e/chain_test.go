@@ -32,7 +32,7 @@ func chainCaps(i int) map[string]any {
 // three pods fill the primary ENI, the fourth makes ADD grow the pool inline
 // onto a secondary ENI. Wiring, traffic, every chained plugin's effect, and
 // a clean node afterwards.
-func TestChainAddCheckDel(t *testing.T) {
+func TestPrivilegedChainAddCheckDel(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	rt := w.runtime(w.chainList(nil))
 	var pods []*pod

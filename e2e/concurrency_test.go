@@ -22,7 +22,7 @@ var hundredWarm = worldOpts{instanceType: "c5.4xlarge", env: []string{"WARM_IP_T
 // 100 parallel DELs: distinct addresses, a consistent store, a clean node.
 // Then 120 parallel ADDs with inline grow on: each succeeds or fails with
 // code 11 and a reason, and no address is handed out twice.
-func TestConcurrentAddDel(t *testing.T) {
+func TestPrivilegedConcurrentAddDel(t *testing.T) {
 	w := newWorld(t, hundredWarm)
 	if free := w.countState(pool.Free); free != 100 {
 		t.Fatalf("pool holds %d free addresses, want 100", free)

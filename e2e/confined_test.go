@@ -49,7 +49,7 @@ func writeSysctl(t *testing.T, n ns.NetNS, key, val string) {
 // flushes the node's nftables table and its ENIs' route tables and tightens
 // rp_filter: the confined pass puts the tables back, keeps going, and names the sysctl it could not set
 // (doctor too); a pass as root on the node (vpcctl install) sets it.
-func TestAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
+func TestPrivilegedAConfinedPassRepairsWhatItMayAndNamesTheSysctlItCannot(t *testing.T) {
 	env := []string{"WARM_IP_TARGET=8"} // more than the primary ENI holds: a secondary ENI with a table
 	v := newVPCWorld(t, env...)
 	const rp = "net/ipv4/conf/eth0/rp_filter"

@@ -37,7 +37,7 @@ func (w *world) shippedConflist(logFile string) []byte {
 // The shipped conflist under a real runtime, driven as kubelet drives it:
 // crictl → Debian's containerd (1.6, CNI library v1.1) → runc and a pause
 // image, containerd running in the node netns.
-func TestContainerdCRI(t *testing.T) {
+func TestPrivilegedContainerdCRI(t *testing.T) {
 	testenv.RequireRoot(t, needsRoot)
 	if _, why := criBinaries(); why != "" {
 		t.Skip(why)
@@ -189,7 +189,7 @@ func waitBackgroundPasses(tb testing.TB, logFile string) {
 // containerd passes the sandbox's annotations, and the address is on an ENI
 // of that profile, with its groups; a pod without it stays in the default
 // pool. DEL (stopp) goes by the stored assignment.
-func TestContainerdCRIProfiles(t *testing.T) {
+func TestPrivilegedContainerdCRIProfiles(t *testing.T) {
 	testenv.RequireRoot(t, needsRoot)
 	if _, why := criBinaries(); why != "" {
 		t.Skip(why)

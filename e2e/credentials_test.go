@@ -50,13 +50,13 @@ func podIdentityEnv(w *world, tokenFile string) []string {
 // The DaemonSet's passes (with the pod's credentials) grow the pool; a pass
 // at rest asks STS nothing; a plugin ADD (kubelet's environment: no token)
 // that finds the pool empty grows it inline with the handed-off token.
-func TestWebIdentityEndToEnd(t *testing.T) {
+func TestPrivilegedWebIdentityEndToEnd(t *testing.T) {
 	w := podCredentials(t, []string{"WARM_IP_TARGET=1"})
 	exchangesThePodToken(t, w, webIdentityEnv(w, w.token("sts.amazonaws.com", time.Now().Add(time.Hour))),
 		"STS:AssumeRoleWithWebIdentity")
 }
 
-func TestPodIdentityEndToEnd(t *testing.T) {
+func TestPrivilegedPodIdentityEndToEnd(t *testing.T) {
 	w := podCredentials(t, []string{"WARM_IP_TARGET=1"})
 	exchangesThePodToken(t, w, podIdentityEnv(w, w.token("pods.eks.amazonaws.com", time.Now().Add(time.Hour))),
 		"PodIdentity:GetCredentials")
@@ -94,7 +94,7 @@ func exchangesThePodToken(t *testing.T, w *world, podEnv []string, exchange stri
 
 // An expired token, a wrong audience and a missing token file each fail
 // the pass with a message naming the cause, and doctor repeats it.
-func TestPodCredentialFailuresNameTheCause(t *testing.T) {
+func TestPrivilegedPodCredentialFailuresNameTheCause(t *testing.T) {
 	w := podCredentials(t, []string{"WARM_IP_TARGET=1"})
 	w.reconcileUntilSettled(webIdentityEnv(w, w.token("sts.amazonaws.com", time.Now().Add(time.Hour)))...)
 	for name, tc := range map[string]struct {
@@ -123,7 +123,7 @@ func TestPodCredentialFailuresNameTheCause(t *testing.T) {
 
 // The plugin's process never links service/sts, whose package
 // initialisation every start would pay (cloud/sts.go).
-func TestBinaryLinksNoSTSService(t *testing.T) {
+func TestPrivilegedBinaryLinksNoSTSService(t *testing.T) {
 	testenv.RequireRoot(t, needsRoot) // TestMain builds the binaries as root only
 	b, err := os.ReadFile(bin("vpc-cni"))
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // that is no network namespace, gets code 4 from ADD and CHECK with nothing
 // taken, and a DEL that exits 0; the node's links, addresses, routes and
 // rules, the state file and the emulator stay as they were.
-func TestThePluginNeverWiresTheNode(t *testing.T) {
+func TestPrivilegedThePluginNeverWiresTheNode(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	w.addNodeDefaultRoute()
 	file := filepath.Join(t.TempDir(), "netns-file")
@@ -64,7 +64,7 @@ func TestThePluginNeverWiresTheNode(t *testing.T) {
 // A pod whose DEL comes with the node's namespace (a runtime's mix-up)
 // still gets its address back and its node side removed, and the node keeps
 // everything else: its default route above all.
-func TestDelWithTheNodesNamespaceReleasesAndKeepsTheNode(t *testing.T) {
+func TestPrivilegedDelWithTheNodesNamespaceReleasesAndKeepsTheNode(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	w.addNodeDefaultRoute()
 	conf := mustJSON(t, w.conf(nil))
@@ -88,7 +88,7 @@ func TestDelWithTheNodesNamespaceReleasesAndKeepsTheNode(t *testing.T) {
 
 // A 40,000-character container ID is refused up front with code 4, not
 // deep in the store; its DEL succeeds and changes nothing.
-func TestAHugeContainerIDIsRefusedUpFront(t *testing.T) {
+func TestPrivilegedAHugeContainerIDIsRefusedUpFront(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := mustJSON(t, w.conf(nil))
 	p := w.newPod("huge")

@@ -23,7 +23,7 @@ import (
 // again on B, now with a pod running, and an ADD with inline grow comes
 // first: the pass it runs sets the copy aside, rebuilds B's running pod from
 // the kernel and serves the new pod from B's pool.
-func TestStateFromAnotherInstanceIsSetAside(t *testing.T) {
+func TestPrivilegedStateFromAnotherInstanceIsSetAside(t *testing.T) {
 	knobs := []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}
 	a := newWorld(t, worldOpts{instanceType: "t3.small", env: knobs})
 	if _, err := a.runtime(conflist(a.conf(nil))).add(a.newPod("on-a"), nil); err != nil {
@@ -81,7 +81,7 @@ func TestStateFromAnotherInstanceIsSetAside(t *testing.T) {
 // kernel boot. STATUS stays ready (it asks IMDS itself, which says this is
 // the instance) and records the new boot, so later calls trust the file
 // without asking; pods keep starting from the node's pool.
-func TestRebootOfTheSameInstanceStaysReady(t *testing.T) {
+func TestPrivilegedRebootOfTheSameInstanceStaysReady(t *testing.T) {
 	w := newWorld(t, worldOpts{env: []string{"WARM_IP_TARGET=3"}})
 	rt := w.runtime(conflist(w.conf(nil)))
 	before := w.addOn(rt, w.newPod("before"))

@@ -20,7 +20,7 @@ func (w *world) ipamConf() map[string]any {
 
 // ptp and bridge with "ipam": {"type": "vpc-cni"} get pool addresses and
 // give them back on DEL.
-func TestIPAMDelegate(t *testing.T) {
+func TestPrivilegedIPAMDelegate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		plugin map[string]any
@@ -128,7 +128,7 @@ func assertPodHasAddr(t *testing.T, h *netlink.Handle, ifname string, ip netip.A
 // FIXME), so GC is sent to vpc-cni as an IPAM delegate directly, the way a
 // forwarding plugin would: it releases the addresses of attachments the
 // runtime no longer lists. STATUS is forwarded by ptp and answers.
-func TestIPAMDelegateGCAndStatus(t *testing.T) {
+func TestPrivilegedIPAMDelegateGCAndStatus(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := map[string]any{"cniVersion": "1.1.0", "name": "vpc", "type": "ptp", "mtu": 1500, "ipam": w.ipamConf()}
 	keep, stale := w.newPod("keep"), w.newPod("stale")

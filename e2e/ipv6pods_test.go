@@ -265,7 +265,7 @@ func hasInterface(res *current.Result, name, sandbox string) bool {
 // /80, reaching each other, the node and the VPC's IPv6 host from their own
 // address, and the IPv4-only internet host as the node's primary IPv4
 // through v4if0; CHECK, GC and a DEL that leaves nothing behind.
-func TestIPv6PodsOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedIPv6PodsOnASimulatedVPC(t *testing.T) {
 	v := newVPCWorld6(t, ipv6Env...)
 	prefix := v.w.ipv6Prefix()
 	if !prefix.IsValid() || prefix.Bits() != 80 {
@@ -337,7 +337,7 @@ func TestIPv6PodsOnASimulatedVPC(t *testing.T) {
 
 // A dual-stack pod: a VPC IPv4 and a VPC IPv6 on eth0, both in the result,
 // reached on both from the VPC, keeping its own addresses inside it.
-func TestDualStackPodsOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedDualStackPodsOnASimulatedVPC(t *testing.T) {
 	v := newVPCWorld6(t, dualEnv...)
 	nftBefore := v.ourNFT()
 	rt := v.w.runtime(conflist(v.w.conf(nil)))
@@ -426,7 +426,7 @@ func (v *vpcNet) nodeLocal6() netip.Addr {
 // dual-stack mode: the result they need (host veth first, the pod's
 // addresses on the pod interface), an IPv6 host port DNATed to the pod,
 // bandwidth's qdisc, CHECK through the chain, and a clean node after DEL.
-func TestChainIPv6AndDualStack(t *testing.T) {
+func TestPrivilegedChainIPv6AndDualStack(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		env  []string
@@ -478,7 +478,7 @@ func TestChainIPv6AndDualStack(t *testing.T) {
 // ptp with "ipam": {"type": "vpc-cni"} in dual-stack mode: both families
 // from the pool, on the pod's interface, with their policy rules; CHECK;
 // DEL gives both back and removes the rules.
-func TestIPAMDelegateDualStack(t *testing.T) {
+func TestPrivilegedIPAMDelegateDualStack(t *testing.T) {
 	v := newVPCWorld6(t, dualEnv...)
 	plugin := map[string]any{"type": "ptp", "mtu": 1500, "ipam": v.w.ipamConf()}
 	rt := v.w.runtime(conflist(plugin))
@@ -520,7 +520,7 @@ func TestIPAMDelegateDualStack(t *testing.T) {
 // the pod's addresses (both for dual-stack, IPv4 first), the store holds
 // the same, the node reaches the pod on each, and removal leaves a clean
 // node.
-func TestContainerdCRIIPv6AndDualStack(t *testing.T) {
+func TestPrivilegedContainerdCRIIPv6AndDualStack(t *testing.T) {
 	testenv.RequireRoot(t, needsRoot)
 	if _, why := criBinaries(); why != "" {
 		t.Skip(why)

@@ -57,7 +57,7 @@ func (w *world) serviceRule(cidr netip.Prefix) bool {
 // AWS_EXTERNAL_SERVICE_CIDRS: a pod on a secondary ENI reaches those CIDRs
 // through the main table (the primary ENI), every pass keeps the rule, and a
 // CIDR dropped from the knob loses it.
-func TestExternalServiceCIDRsGoThroughMain(t *testing.T) {
+func TestPrivilegedExternalServiceCIDRsGoThroughMain(t *testing.T) {
 	svc := netip.MustParsePrefix("100.100.0.0/24") // internetIP's
 	env := []string{"WARM_IP_TARGET=8", "AWS_EXTERNAL_SERVICE_CIDRS=" + svc.String()}
 	v := newVPCWorld(t, env...)
@@ -93,7 +93,7 @@ func TestExternalServiceCIDRsGoThroughMain(t *testing.T) {
 // the prefix and gives the pod's interface POD_MTU while the ENIs keep
 // AWS_VPC_ENI_MTU; gc finds a dead pod's veth by the prefix, and a rebuild
 // restores a live one's.
-func TestVethPrefixAndPodMTUAreFollowed(t *testing.T) {
+func TestPrivilegedVethPrefixAndPodMTUAreFollowed(t *testing.T) {
 	env := []string{"AWS_VPC_K8S_CNI_VETHPREFIX=pod", "POD_MTU=1400", "AWS_VPC_ENI_MTU=9001"}
 	w := newWorld(t, worldOpts{env: env})
 	conf := mustJSON(t, w.conf(nil))
@@ -148,7 +148,7 @@ func TestVethPrefixAndPodMTUAreFollowed(t *testing.T) {
 // that finds the pool empty fails saying why (its inline grow changes
 // nothing), STATUS stays ready (the node is full, not broken), pool status names the knob, and the emulator saw
 // no mutating call.
-func TestDisabledProvisioningThroughThePlugin(t *testing.T) {
+func TestPrivilegedDisabledProvisioningThroughThePlugin(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"})
 	knob := "DISABLE_NETWORK_RESOURCE_PROVISIONING=true"
 	w.writeConfig([]string{knob})

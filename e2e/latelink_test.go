@@ -29,7 +29,7 @@ func (w *world) fillPrimary(conf []byte) {
 // A new ENI's link arrives seconds after its attach on a real node. An ADD
 // whose inline grow created the ENI waits for the link within its deadline,
 // sets up the ENI's host side itself and takes the address.
-func TestAddWaitsForALateLink(t *testing.T) {
+func TestPrivilegedAddWaitsForALateLink(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"})
 	conf := mustJSON(t, w.conf(nil)) // ADD deadline: the default 60 s
 	w.fillPrimary(conf)
@@ -57,7 +57,7 @@ func TestAddWaitsForALateLink(t *testing.T) {
 // An ADD whose deadline passes before the link comes fails with code 11,
 // naming the ENI and its MAC and saying it waited for the link; it holds no
 // address.
-func TestAddPastItsDeadlineSaysItWaitedForTheLink(t *testing.T) {
+func TestPrivilegedAddPastItsDeadlineSaysItWaitedForTheLink(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"})
 	conf := mustJSON(t, w.conf(nil))
 	w.fillPrimary(conf)

@@ -10,7 +10,7 @@ import (
 
 // The plugin answers in the version it is asked: a 1.0.0 runtime must never
 // get a 1.1.0 result ("unsupported CNI result version").
-func TestResultVersionPerRequest(t *testing.T) {
+func TestPrivilegedResultVersionPerRequest(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	for _, v := range []string{"0.4.0", "1.0.0", "1.1.0"} {
 		t.Run(v, func(t *testing.T) {
@@ -51,7 +51,7 @@ var libcniGenerations = []struct{ version, result string }{
 
 // The shipped conflist through cnitool built at each library generation:
 // ADD picks the expected result version and wires the pod, DEL cleans up.
-func TestShippedConflistLibcniVersions(t *testing.T) {
+func TestPrivilegedShippedConflistLibcniVersions(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	confDir := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "plugin.log")

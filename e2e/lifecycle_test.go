@@ -11,7 +11,7 @@ import (
 
 // ADD twice for the same container and interface gives the same address
 // and leaves the wiring whole.
-func TestAddTwiceSameAddress(t *testing.T) {
+func TestPrivilegedAddTwiceSameAddress(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := mustJSON(t, w.conf(nil))
 	p := w.newPod("twice")
@@ -34,7 +34,7 @@ func TestAddTwiceSameAddress(t *testing.T) {
 
 // DEL succeeds when there is nothing to delete, and when the pod's netns is
 // already gone (the address is still released).
-func TestDelWhenThingsAreGone(t *testing.T) {
+func TestPrivilegedDelWhenThingsAreGone(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := mustJSON(t, w.conf(nil))
 	w.del(w.newPod("never-added"), conf)
@@ -55,7 +55,7 @@ func TestDelWhenThingsAreGone(t *testing.T) {
 // through libcni (its cache makes libcni DEL it first) and two exec'd
 // directly (only our GC knows them). The valid pod keeps its address and
 // wiring.
-func TestGCReleasesTheRest(t *testing.T) {
+func TestPrivilegedGCReleasesTheRest(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	rt := w.runtime(conflist(w.conf(nil)))
 	keep, cached := w.newPod("keep"), w.newPod("cached")
@@ -86,7 +86,7 @@ func TestGCReleasesTheRest(t *testing.T) {
 // serve, is busy or is full (containerd 2.x makes a STATUS error a NotReady
 // node, and Kubernetes then evicts its pods); a full node's ADD fails with
 // code 11 naming what is full.
-func TestStatus(t *testing.T) {
+func TestPrivilegedStatus(t *testing.T) {
 	targets := []string{"WARM_IP_TARGET=1", "MAX_PODS=2"}
 	w := newWorld(t, worldOpts{env: targets})
 	grow := w.runtime(conflist(w.conf(nil)))

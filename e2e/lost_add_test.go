@@ -18,7 +18,7 @@ import (
 // not wired yet) records its pod in the new file before it reports
 // success. Passes that then shrink the pool release neither the pod's
 // address nor its ENI, and the store keeps the pod.
-func TestAddAcrossALostStateRecordsItsPod(t *testing.T) {
+func TestPrivilegedAddAcrossALostStateRecordsItsPod(t *testing.T) {
 	t.Run("minimum ip target", func(t *testing.T) {
 		w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 		rt, sx := w.stoppingRuntime(atSetns())
@@ -149,7 +149,7 @@ func (w *world) assertNotReleased(p *pod, a store.Assignment) {
 // store and every live address held once. The points: before the wiring,
 // after it (the look at state.db), in the record (the reconcile lock), and
 // with the pod recorded but no result printed.
-func TestAddKilledAcrossALostStateLeavesNothing(t *testing.T) {
+func TestPrivilegedAddKilledAcrossALostStateLeavesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		at       point

@@ -17,7 +17,7 @@ import (
 // sandbox's namespace: left routed, the pod counts as running for ever, and
 // the next ADD that is given its address holds it as an unknown pod's
 // ("unknown-<veth>") that no DEL will release.
-func TestDelWithNoStateOrPrevResultUnroutesItsSandbox(t *testing.T) {
+func TestPrivilegedDelWithNoStateOrPrevResultUnroutesItsSandbox(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 	conf := mustJSON(t, w.conf(nil))
 	path := filepath.Join(w.stateDir, store.DBFile)

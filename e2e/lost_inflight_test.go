@@ -20,7 +20,7 @@ import (
 // Whatever each process then does (fail, rebuild, grow), after a settling
 // pass every running pod keeps its address and wiring, every live pod's
 // address is its own, and the store agrees with the kernel.
-func TestStateRemovedDuringAPassNeverGivesAnAddressTwice(t *testing.T) {
+func TestPrivilegedStateRemovedDuringAPassNeverGivesAnAddressTwice(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  []string // the pass's own environment
@@ -101,7 +101,7 @@ func (w *world) assertEachLiveAddressOnce() {
 // is gone while pods run (a node rebooted onto a fresh state dir, a wiped
 // host path): install's first pass rebuilds the state before it plans, so
 // the next pod gets none of the running pods' addresses.
-func TestInstallOnALostStateRebuildsIt(t *testing.T) {
+func TestPrivilegedInstallOnALostStateRebuildsIt(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 	rt := w.runtimeWithCache(nil)
 	running := rt.startPods("run", 3)
@@ -128,7 +128,7 @@ func TestInstallOnALostStateRebuildsIt(t *testing.T) {
 // IMDS-only mode makes no EC2 call, lost state included: the ADD that finds
 // the state gone rebuilds it from IMDS and the kernel, and gets none of the
 // running pods' addresses.
-func TestIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
+func TestPrivilegedIMDSOnlyLostStateIsRebuiltWithoutEC2(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0"}})
 	w.reconcile() // the addresses IMDS-only mode will use, assigned while EC2 was allowed
 	rt := w.runtimeWithCache(nil)

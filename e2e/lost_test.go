@@ -23,7 +23,7 @@ import (
 // address, veth, route and rules in place with its assignment restored;
 // doctor names the rebuild. Then the file goes again and a reconcile comes
 // first: it rebuilds before it plans, and its gc removes nothing.
-func TestLostStateNeverCostsARunningPod(t *testing.T) {
+func TestPrivilegedLostStateNeverCostsARunningPod(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0"}})
 	rt := w.runtimeWithCache(nil)
 	pods := w.newPods("run", 3)
@@ -185,7 +185,7 @@ func (w *world) wantDoctor(check string, ok bool, want string) {
 // run, state.db goes, a fourth sandbox starts. The four hold distinct
 // addresses under their own sandbox IDs (containerd's CNI cache names them),
 // and the node still reaches the first three.
-func TestContainerdCRILostState(t *testing.T) {
+func TestPrivilegedContainerdCRILostState(t *testing.T) {
 	testenv.RequireRoot(t, needsRoot)
 	if _, why := criBinaries(); why != "" {
 		t.Skip(why)

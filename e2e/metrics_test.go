@@ -11,7 +11,7 @@ import (
 // After a known sequence (settle at WARM_IP_TARGET=3, two ADDs, one DEL, a
 // pass) Prometheus's own parser reads `vpcctl metrics` and the textfile the
 // pass wrote, and they hold the values that sequence must leave.
-func TestMetricsParseWithPrometheus(t *testing.T) {
+func TestPrivilegedMetricsParseWithPrometheus(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.medium", env: []string{"WARM_IP_TARGET=3"}})
 	conf := mustJSON(t, w.conf(nil))
 	a, b := w.newPod("metrics-a"), w.newPod("metrics-b")
@@ -58,7 +58,7 @@ func parseProm(t *testing.T, name string, text []byte) map[string]float64 {
 // In IPv6 and dual-stack modes `vpcctl metrics` has the IPv6 pool's series
 // and the reference's totals as it counts them (2^48 per /80 in IPv6 mode;
 // the IPv4 pool's in dual-stack mode), read by Prometheus's parser.
-func TestMetricsIPv6AndDualStackParseWithPrometheus(t *testing.T) {
+func TestPrivilegedMetricsIPv6AndDualStackParseWithPrometheus(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		env   []string

@@ -21,7 +21,7 @@ import (
 // both pods are recorded with their /128s, a reconcile leaves them assigned
 // and wired, a new ADD never gets one of them, and DEL of a migrated pod
 // through this plugin removes its wiring.
-func TestMigrateFromAWSNodeIPv6(t *testing.T) {
+func TestPrivilegedMigrateFromAWSNodeIPv6(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "m5.large", env: ipv6Env, fresh: true})
 	primary := w.sim.State().ENIs[0].ID
 	prefix := refAllocate6(t, w, primary)

@@ -26,7 +26,7 @@ import (
 // address, and no pass releases it; no pod without a profile is given an
 // address of either ENI; a blue pod gets one of blue's; red's ENI gets no
 // new pods and gives its free addresses back.
-func TestMigrateLeavesProfileENIsToTheirProfiles(t *testing.T) {
+func TestPrivilegedMigrateLeavesProfileENIsToTheirProfiles(t *testing.T) {
 	env := []string{"WARM_IP_TARGET=1", "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1", "PROFILE_BLUE_SNAT=node"}
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: env, fresh: true}) // 3 ENIs x 3 secondary addresses
 	st := w.sim.State()

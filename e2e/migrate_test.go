@@ -20,7 +20,7 @@ import (
 // veth; reconcile releases none of them; DEL of a migrated pod through this
 // plugin removes its wiring and frees its address; new pods never get an
 // address a migrated pod holds.
-func TestMigrateFromAWSNode(t *testing.T) {
+func TestPrivilegedMigrateFromAWSNode(t *testing.T) {
 	// Excess goes back a second after a pass first sees it: the reference's
 	// warm addresses are released, the migrated pods' must not be.
 	env := []string{"WARM_IP_TARGET=1", "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1"}

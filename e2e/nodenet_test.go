@@ -117,7 +117,7 @@ func (v *vpcNet) rulesStatus(env []string) int {
 
 // Egress, VPC traffic, excluded CIDRs and NodePort through a VPC that drops
 // what EC2 drops, then a flush by another program, external SNAT and removal.
-func TestNodeRulesOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedNodeRulesOnASimulatedVPC(t *testing.T) {
 	env := []string{"WARM_IP_TARGET=8", excludeEnv + peeredCIDR}
 	v := newVPCWorld(t, env...)
 	p, podIP := v.podOnSecondaryENI()
@@ -215,7 +215,7 @@ func TestNodeRulesOnASimulatedVPC(t *testing.T) {
 // Where no link has the primary ENI's MAC, the rules are not this host's:
 // no status says they are in place, and remove refuses to touch the
 // namespace's rules.
-func TestNodeRulesNotManagedHereSaysSo(t *testing.T) {
+func TestPrivilegedNodeRulesNotManagedHereSaysSo(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	w.reconcile()
 	var s struct {

@@ -57,13 +57,13 @@ func newOthersNode(t *testing.T, env []string) *othersNode {
 	return n
 }
 
-// TestNotOursENIsAreLeftAlone: the ENIs that are
+// TestPrivilegedNotOursENIsAreLeftAlone: the ENIs that are
 // not vpc-cni's give no pod an address, keep their addresses, tags and
 // attachments (no EC2 call names them), get no table, rule or address in
 // the node's kernel, and count in the ENI limit and max pods; the untagged
 // ENI, adopted once MANAGE_UNTAGGED_ENI=true and emptied, is never deleted;
 // the leak sweep deletes only the ENI vpc-cni leaked.
-func TestNotOursENIsAreLeftAlone(t *testing.T) {
+func TestPrivilegedNotOursENIsAreLeftAlone(t *testing.T) {
 	// r8in.96xlarge has 12 ENIs on card 0; MAX_ENI=6 fills it with few pods.
 	base := []string{"WARM_ENI_TARGET=1", "IP_COOLDOWN_PERIOD=0", "RELEASE_DELAY=1", "MAX_ENI=6"}
 	env := append(slices.Clone(base), "MANAGE_UNTAGGED_ENI=false")

@@ -14,7 +14,7 @@ import (
 
 // sbr after vpc-cni: it finds our address on CNI_IFNAME with its gateway and
 // moves the pod's routes into a source-based table.
-func TestSbrChainsAfterVpcCni(t *testing.T) {
+func TestPrivilegedSbrChainsAfterVpcCni(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	rt := w.runtime(conflist(w.conf(nil), map[string]any{"type": "sbr"}))
 	p := w.newPod("sbr")
@@ -54,7 +54,7 @@ func TestSbrChainsAfterVpcCni(t *testing.T) {
 // takes the first veth, its IPv4 address and its peer's ifindex, and needs
 // that peer on the node with a /32 route to the pod through it. Do exactly
 // that lookup.
-func TestGenericVethChainingFindsThePod(t *testing.T) {
+func TestPrivilegedGenericVethChainingFindsThePod(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := mustJSON(t, w.conf(nil))
 	p := w.newPod("cilium")

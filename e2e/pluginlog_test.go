@@ -24,7 +24,7 @@ const maxLogLinesPerADD = 3
 // The plugin's log stays quiet: a few lines per ADD, even when the ADD
 // starts a background reconcile, with no key twice on a line; the pass's full
 // report is in the state file instead (pool status shows it).
-func TestPluginLogLinesPerADD(t *testing.T) {
+func TestPrivilegedPluginLogLinesPerADD(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	logFile := filepath.Join(w.stateDir, "plugin.log")
 	t.Cleanup(func() { waitBackgroundPasses(t, logFile) })
@@ -99,7 +99,7 @@ const nobody = 65534
 // as /var/log/vpc-cni), after a rotation made the log's lock. And with the
 // log past its rotation size again, STATUS, ADD and DEL complete while user
 // nobody holds whatever lock it can.
-func TestNobodyCannotStallTheVerbs(t *testing.T) {
+func TestPrivilegedNobodyCannotStallTheVerbs(t *testing.T) {
 	flockBin, err := exec.LookPath("flock")
 	if err != nil {
 		t.Skip("needs util-linux's flock(1)")

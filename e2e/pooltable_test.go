@@ -40,7 +40,7 @@ var poolRows = []poolRow{
 // Every row of the pool table holds with pods added through the plugin
 // (inline grow and background reconcile off, so only the reconcile passes
 // between pods move the pool).
-func TestPoolTableRows(t *testing.T) {
+func TestPrivilegedPoolTableRows(t *testing.T) {
 	for _, row := range poolRows {
 		t.Run(row.name, func(t *testing.T) {
 			w := newWorld(t, worldOpts{instanceType: row.instanceType, env: row.targets})

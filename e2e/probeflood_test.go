@@ -37,7 +37,7 @@ const (
 // port, path, and its timeoutSeconds as the client's timeout, on a new
 // connection from the node each time, as the kubelet does), answers 200
 // every time while the flood holds.
-func TestAPodCannotStarveTheProbe(t *testing.T) {
+func TestPrivilegedAPodCannotStarveTheProbe(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	ds := shippedLoop(t, w.nodeIP.String())
 	lp := startShippedLoop(t, w, ds)

@@ -14,7 +14,7 @@ import (
 // EC2 lists on an ENI of the profile (its tag, its group, its subnet), not
 // a secondary address and not the default pool's, and reaches the VPC with
 // it through that ENI.
-func TestAProfilePodGetsAnAddressOfAPrefixOnTheProfilesENI(t *testing.T) {
+func TestPrivilegedAProfilePodGetsAnAddressOfAPrefixOnTheProfilesENI(t *testing.T) {
 	v := profilesVPC(t, "ENABLE_PREFIX_DELEGATION=true", "WARM_PREFIX_TARGET=1")
 	gold, goldIP := v.profilePod("gold-pd", "gold")
 	plain, plainIP := v.profilePod("plain-pd", "")

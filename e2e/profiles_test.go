@@ -94,7 +94,7 @@ func (v *vpcNet) ec2View(t *testing.T) map[netip.Addr]eniView {
 	return view
 }
 
-func TestTwoProfilesAndTheDefaultPoolOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedTwoProfilesAndTheDefaultPoolOnASimulatedVPC(t *testing.T) {
 	v := profilesVPC(t)
 	gold, goldIP := v.profilePod("gold-a", "gold")
 	blue, blueIP := v.profilePod("blue-a", "blue")
@@ -154,7 +154,7 @@ func TestTwoProfilesAndTheDefaultPoolOnASimulatedVPC(t *testing.T) {
 
 // A pod that names a profile the node does not have fails with code 7 and
 // takes nothing.
-func TestAnUnknownProfileIsRefusedOnTheNode(t *testing.T) {
+func TestPrivilegedAnUnknownProfileIsRefusedOnTheNode(t *testing.T) {
 	v := profilesVPC(t)
 	p := v.w.newPod("red-a")
 	conf := v.w.conf(map[string]any{"runtimeConfig": map[string]any{
@@ -171,7 +171,7 @@ func TestAnUnknownProfileIsRefusedOnTheNode(t *testing.T) {
 // A profile's pods beyond its warm addresses get theirs from a grow inside
 // their ADD, on the profile's ENI; a profile with no ENI slot left on the
 // node fails its pods with code 11 naming the pool and the limit.
-func TestAProfilePoolGrowsInsideTheAddOrSaysWhyNot(t *testing.T) {
+func TestPrivilegedAProfilePoolGrowsInsideTheAddOrSaysWhyNot(t *testing.T) {
 	// gold, blue and the primary take the t3.medium's 3 ENIs; red gets none
 	// (WARM_ENI_TARGET=0 keeps it from asking before a pod does).
 	v := profilesVPC(t, "PROFILE_RED_SECURITY_GROUPS=sg-0aaaaaaaaaaaa0903", "PROFILE_RED_WARM_ENI_TARGET=0")

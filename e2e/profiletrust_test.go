@@ -19,7 +19,7 @@ import (
 // another namespace asking for it fails its ADD with code 7 naming the
 // profile and its namespace, and nothing changes; a pod of the namespace
 // gets the profile's address.
-func TestAProfileBoundToANamespaceRefusesAnotherNamespacesPod(t *testing.T) {
+func TestPrivilegedAProfileBoundToANamespaceRefusesAnotherNamespacesPod(t *testing.T) {
 	// blue, bound to nothing, holds no ENI (a warm target of 0).
 	w := newWorld(t, worldOpts{env: []string{"WARM_IP_TARGET=1", "PROFILE_GOLD_WARM_IP_TARGET=1", "PROFILE_GOLD_NAMESPACES=team-a",
 		"PROFILE_BLUE_WARM_ENI_TARGET=0"}})

@@ -14,7 +14,7 @@ import (
 // `vpcctl state rebuild` under live IPv6-only and dual-stack pods: each
 // gets back its IPv4, its /128 and its egress address from the kernel and
 // the runtime's cache, and the runtime's CHECK and DEL work after it.
-func TestRebuildIPv6AndDualStack(t *testing.T) {
+func TestPrivilegedRebuildIPv6AndDualStack(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		env  []string

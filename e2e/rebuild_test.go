@@ -17,7 +17,7 @@ import (
 // CHECK and DEL by container ID work, and the next reconcile plans as it did before the damage.
 // A pod the runtime's cache does not name keeps its address too, named by
 // its host veth.
-func TestRebuildUnderLivePods(t *testing.T) {
+func TestPrivilegedRebuildUnderLivePods(t *testing.T) {
 	targets := []string{"WARM_IP_TARGET=6", "IP_COOLDOWN_PERIOD=0"}
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: targets})
 	rt := w.runtime(conflist(w.conf(nil)))

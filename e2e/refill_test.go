@@ -16,7 +16,7 @@ import (
 
 // An ADD that leaves the pool under its target starts a detached `vpcctl
 // reconcile`, which refills the pool without waiting for a timer.
-func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
+func TestPrivilegedAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"}) // WARM_ENI_TARGET=1: the primary ENI's 3 addresses
 	if n := w.attachedENIs(); n != 1 {
 		t.Fatalf("%d ENIs before the pod, want 1", n)
@@ -41,7 +41,7 @@ func TestAddBelowTargetStartsABackgroundReconcile(t *testing.T) {
 
 // `vpcctl gc` releases the address of a pod whose netns vanished without a
 // DEL and removes its veth, route and rules.
-func TestGCCollectsPodsWhoseNetnsIsGone(t *testing.T) {
+func TestPrivilegedGCCollectsPodsWhoseNetnsIsGone(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	conf := mustJSON(t, w.conf(nil))
 	gone, kept := w.newPod("gone"), w.newPod("kept")
@@ -105,7 +105,7 @@ func (w *world) waitForReconcileToFinish() {
 // A burst of ADDs made while another pass holds the reconcile lock starts one
 // background pass, not one per ADD (the refill claim), and that pass still
 // runs once the lock is free: it waits for the lock instead of giving up.
-func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
+func TestPrivilegedBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small"}) // the primary ENI's 3 addresses free
 	st, err := store.Open(w.stateDir, store.Options{})
 	if err != nil {
@@ -146,7 +146,7 @@ func TestBurstStartsOneBackgroundReconcileThatWaitsForTheLock(t *testing.T) {
 // low ADD's, which plans at once, and one that gathers the rest of the burst
 // (store.RefillQuiet) and plans once it is over, rather than each pass
 // planning at once and leaving the ADDs after it to the next.
-func TestBurstIsRefilledByTwoPasses(t *testing.T) {
+func TestPrivilegedBurstIsRefilledByTwoPasses(t *testing.T) {
 	const burst = 12
 	w := newWorld(t, worldOpts{instanceType: "c5.4xlarge", env: []string{"WARM_IP_TARGET=" + fmt.Sprint(burst), "IP_COOLDOWN_PERIOD=0"}})
 	conf := mustJSON(t, w.conf(map[string]any{"backgroundReconcile": true}))

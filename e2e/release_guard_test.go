@@ -18,7 +18,7 @@ import (
 // the store says: the store is made to say a running pod's address on a
 // secondary ENI is free (as a state loss while its ADD wired it leaves it),
 // and a pass that would release it leaves it, and its ENI, in place.
-func TestPassNeverReleasesWhatTheKernelRoutesToARunningPod(t *testing.T) {
+func TestPrivilegedPassNeverReleasesWhatTheKernelRoutesToARunningPod(t *testing.T) {
 	t.Run("its address is left out of the unassign and held", func(t *testing.T) {
 		w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=4", "IP_COOLDOWN_PERIOD=0"}})
 		conf := mustJSON(t, w.conf(nil))

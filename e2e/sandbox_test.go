@@ -12,7 +12,7 @@ import (
 // one veth of that name, the new one's. Releasing the old sandbox's
 // assignment, by vpcctl gc (its namespace is gone) or by the runtime's CNI
 // GC (it is no valid attachment), must leave the new sandbox wired.
-func TestReleasingAStaleSandboxKeepsThePodsNewerOne(t *testing.T) {
+func TestPrivilegedReleasingAStaleSandboxKeepsThePodsNewerOne(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		release func(w *world, conf map[string]any, live *pod)
@@ -64,7 +64,7 @@ func TestReleasingAStaleSandboxKeepsThePodsNewerOne(t *testing.T) {
 // A veth says whose it is: a rebuild that finds a running pod the runtime
 // has not cached yet (its ADD under way) restores it under its own
 // container ID, so its DEL and the runtime's GC find it.
-func TestRebuildNamesAnUncachedPodByItsVeth(t *testing.T) {
+func TestPrivilegedRebuildNamesAnUncachedPodByItsVeth(t *testing.T) {
 	w := newWorld(t, worldOpts{instanceType: "t3.small", env: []string{"WARM_IP_TARGET=3", "IP_COOLDOWN_PERIOD=0"}})
 	conf := mustJSON(t, w.conf(nil))
 	p := w.newPod("uncached")

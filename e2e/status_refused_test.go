@@ -15,7 +15,7 @@ var growActions = []string{"CreateNetworkInterface", "AssignPrivateIpAddresses"}
 // instance role lacks the actions) cannot start a pod: STATUS says so with
 // code 50 naming the missing action, so the scheduler sends its pods
 // elsewhere instead of to ADDs that fail with code 11.
-func TestStatusOfANodeWhoseGrowsAreDeniedNamesTheAction(t *testing.T) {
+func TestPrivilegedStatusOfANodeWhoseGrowsAreDeniedNamesTheAction(t *testing.T) {
 	w := newWorld(t, worldOpts{fresh: true})
 	for _, a := range growActions {
 		w.sim.DenyAction(a)
@@ -49,7 +49,7 @@ func TestStatusOfANodeWhoseGrowsAreDeniedNamesTheAction(t *testing.T) {
 // A node with a running pod never fails STATUS for capacity, however its
 // grows fail: containerd 2.x would make the node NotReady and Kubernetes
 // would evict the pod.
-func TestStatusOfANodeWithARunningPodWhoseGrowsAreDeniedIsReady(t *testing.T) {
+func TestPrivilegedStatusOfANodeWithARunningPodWhoseGrowsAreDeniedIsReady(t *testing.T) {
 	targets := []string{"WARM_IP_TARGET=1"}
 	w := newWorld(t, worldOpts{env: targets})
 	conf := mustJSON(t, w.conf(map[string]any{"inlineGrow": false}))

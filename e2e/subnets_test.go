@@ -22,7 +22,7 @@ var (
 // With the node's subnet exhausted, ENIs go to the subnet tagged for
 // discovery; pods there are wired to its gateway (the ENI's route table),
 // reach a host in the VPC with their own address, and reach each other.
-func TestSubnetDiscoveryOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedSubnetDiscoveryOnASimulatedVPC(t *testing.T) {
 	v := newVPCWorldPrepared(t, func(s *ec2sim.Sim) (map[string]netip.Addr, []string) {
 		id, err := s.AddSubnet(taggedCIDR, "", map[string]string{cloud.CNISubnetTag: "1"})
 		if err != nil {
@@ -49,7 +49,7 @@ func TestSubnetDiscoveryOnASimulatedVPC(t *testing.T) {
 // Custom networking: pods get addresses of the zone's configured subnet (a
 // secondary VPC CIDR) on ENIs with the configured groups, none of the
 // primary ENI, and reach the VPC and each other.
-func TestCustomNetworkingOnASimulatedVPC(t *testing.T) {
+func TestPrivilegedCustomNetworkingOnASimulatedVPC(t *testing.T) {
 	v := newVPCWorldPrepared(t, func(s *ec2sim.Sim) (map[string]netip.Addr, []string) {
 		s.AssociateVPCCIDR(netip.MustParsePrefix("100.102.0.0/16"))
 		id, err := s.AddSubnet(podCIDR, "", nil)

@@ -15,7 +15,7 @@ import (
 // pass's lock and has "created" its ENI, not yet attached): the next pass,
 // on the directory made anew, neither runs beside it nor, once it may run,
 // deletes the young ENI as a leak.
-func TestAWipedStateDirKeepsTheLockAndTheYoungENI(t *testing.T) {
+func TestPrivilegedAWipedStateDirKeepsTheLockAndTheYoungENI(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	old, err := store.Open(w.stateDir, store.Options{})
 	if err != nil {

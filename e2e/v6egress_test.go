@@ -19,7 +19,7 @@ const noIPv6OnPrimary = "ENABLE_V6_EGRESS needs an IPv6 address on the primary E
 // ENABLE_V6_EGRESS: an IPv4 pod gets a v6if0 from fd00::ac:0/118 and
 // reaches the VPC's IPv6 host as the node's IPv6, once the primary ENI has
 // one; before that, every pass says what is missing.
-func TestV6EgressIPv4PodReachesIPv6HostAsTheNode(t *testing.T) {
+func TestPrivilegedV6EgressIPv4PodReachesIPv6HostAsTheNode(t *testing.T) {
 	env := []string{"ENABLE_V6_EGRESS=true"}
 	v := newVPCWorldWith(t, nil, noIPv6OnPrimary, env...)
 	if failed := v.failedSteps(env); !strings.Contains(strings.Join(failed, "\n"), noIPv6OnPrimary) {

@@ -6,7 +6,7 @@ import (
 
 // Older conflists (0.4.0, 1.0.0, the reference's 0.4.0 among them) work
 // through a chain: the result converts and portmap accepts it.
-func TestSpecVersions(t *testing.T) {
+func TestPrivilegedSpecVersions(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	for _, v := range []string{"0.4.0", "1.0.0"} {
 		t.Run(v, func(t *testing.T) {

@@ -229,7 +229,7 @@ func whoamiFrom(n ns.NetNS, from netip.Addr, to netip.AddrPort) (string, error) 
 // The VPC routes IPv6 to and from an ENI's /128 and its /80, drops IPv6 the
 // ENI sends from an address not its own, and still reaches the IPv4-only
 // internet host.
-func TestSimulatedVPCRoutesIPv6(t *testing.T) {
+func TestPrivilegedSimulatedVPCRoutesIPv6(t *testing.T) {
 	v := newVPCWorld(t)
 	v.setupIPv6()
 	primary := v.w.sim.State().ENIs[0]

@@ -169,7 +169,7 @@ func dialTCP(t *testing.T, from, in ns.NetNS, ip netip.Addr) error {
 	return dialErr
 }
 
-func TestEgressIsSNATedAndClosedToNewConnections(t *testing.T) {
+func TestPrivilegedEgressIsSNATedAndClosedToNewConnections(t *testing.T) {
 	for _, f := range egressFamilies() {
 		t.Run(f.name, func(t *testing.T) {
 			lab := newEgressLab(t, &f)
@@ -291,7 +291,7 @@ func readSys(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func TestIPv6NodeSettingsAreSetAndKept(t *testing.T) {
+func TestPrivilegedIPv6NodeSettingsAreSetAndKept(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		cfg.IPv6 = true

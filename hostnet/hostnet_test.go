@@ -77,7 +77,7 @@ func chainNames(t *testing.T) []string {
 	return out
 }
 
-func TestEnsureIsIdempotentAndRepairsAFlush(t *testing.T) {
+func TestPrivilegedEnsureIsIdempotentAndRepairsAFlush(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		if name, err := PrimaryLink("02:00:00:00:00:01"); err != nil || name != "eth0" {
@@ -116,7 +116,7 @@ func TestEnsureIsIdempotentAndRepairsAFlush(t *testing.T) {
 	})
 }
 
-func TestAChangedConfigurationRebuildsTheTable(t *testing.T) {
+func TestPrivilegedAChangedConfigurationRebuildsTheTable(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		mustEnsure(t, cfg)
@@ -142,7 +142,7 @@ func TestAChangedConfigurationRebuildsTheTable(t *testing.T) {
 	})
 }
 
-func TestRemoveDeletesEverything(t *testing.T) {
+func TestPrivilegedRemoveDeletesEverything(t *testing.T) {
 	inNode(t, func() {
 		cfg := testConfig()
 		mustEnsure(t, cfg)
@@ -183,7 +183,7 @@ func TestValidateNamesTheProblem(t *testing.T) {
 
 // AWS_EXTERNAL_SERVICE_CIDRS: one `to <cidr> lookup main` rule at 1535 per
 // CIDR; Ensure repairs a deleted one and removes one no longer configured.
-func TestExternalServiceRulesFollowTheKnob(t *testing.T) {
+func TestPrivilegedExternalServiceRulesFollowTheKnob(t *testing.T) {
 	inNode(t, func() {
 		a, b := netip.MustParsePrefix("100.100.0.0/16"), netip.MustParsePrefix("100.101.7.0/24")
 		cfg := testConfig()

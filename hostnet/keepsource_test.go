@@ -11,7 +11,7 @@ import (
 
 // The sources of KeepSource return before the egress mark and before SNAT,
 // in both chains; a changed list is stale and rebuilt.
-func TestKeepSourceReturnsBeforeMarkAndSNAT(t *testing.T) {
+func TestPrivilegedKeepSourceReturnsBeforeMarkAndSNAT(t *testing.T) {
 	inNode(t, func() {
 		a, b := netip.MustParsePrefix("100.64.80.5/32"), netip.MustParsePrefix("100.64.80.16/28")
 		cfg := testConfig()

@@ -10,7 +10,7 @@ import (
 
 // Plugin processes for different pods run at once; each one's listings of
 // rules and routes may be interrupted by the others' changes.
-func TestConcurrentSetupAndTeardown(t *testing.T) {
+func TestPrivilegedConcurrentSetupAndTeardown(t *testing.T) {
 	node := newNode(t)
 	const n = 12
 	pods := make([]Pod, n)

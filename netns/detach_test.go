@@ -36,7 +36,7 @@ func hostNeighbours(t *testing.T, node ns.NetNS, ip netip.Addr) (n int) {
 
 // DEL (DetachPod) removes at once what routes to the pod; the runtime's
 // deletion of the namespace then takes the veth pair, and nothing is left.
-func TestDetachPodThenNamespaceDeletionLeavesNothing(t *testing.T) {
+func TestPrivilegedDetachPodThenNamespaceDeletionLeavesNothing(t *testing.T) {
 	cases := map[string]func(t *testing.T) (ns.NetNS, ns.NetNS, Pod){
 		"IPv4": func(t *testing.T) (ns.NetNS, ns.NetNS, Pod) {
 			podNS, p := newPod(t, "detach4", "100.64.4.61", 3)
@@ -74,7 +74,7 @@ func TestDetachPodThenNamespaceDeletionLeavesNothing(t *testing.T) {
 
 // A namespace that lives on after DEL (a runtime that retries ADD in it):
 // the next ADD makes the pair afresh and the pod is reachable.
-func TestAddAfterDetachInTheSurvivingNamespace(t *testing.T) {
+func TestPrivilegedAddAfterDetachInTheSurvivingNamespace(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "again", "100.64.4.63", 3)
 	wirePod(t, node, p)
@@ -98,7 +98,7 @@ func TestAddAfterDetachInTheSurvivingNamespace(t *testing.T) {
 // A DELeted pod's pair whose namespace no path names any more (held by a
 // descriptor only) is an orphan; a running pod's, or one whose namespace is
 // still mounted, is not.
-func TestListHostFindsVethsIntoNamespacesNoPathNames(t *testing.T) {
+func TestPrivilegedListHostFindsVethsIntoNamespacesNoPathNames(t *testing.T) {
 	node := newNode(t)
 	goneNS, gone := newPod(t, "gone", "100.64.4.65", 3)
 	_, kept := newPod(t, "kept", "100.64.4.66", 3)
@@ -132,7 +132,7 @@ func TestListHostFindsVethsIntoNamespacesNoPathNames(t *testing.T) {
 // the kernel routes through its host veth and egress veth when they lead
 // into its namespace, both families; a veth of the same name (the same pod's
 // newer sandbox) that leads into another namespace keeps its wiring.
-func TestDetachPodWithNoAddressDetachesOnlyItsOwnSandbox(t *testing.T) {
+func TestPrivilegedDetachPodWithNoAddressDetachesOnlyItsOwnSandbox(t *testing.T) {
 	node := newNode6(t)
 	podNS, p := newPod6(t, "unknown", "", "fd00:64::4:71")
 	p.Egress = &Egress{IP: netip.MustParseAddr("169.254.172.9")}

@@ -40,7 +40,7 @@ func attachENI(t *testing.T, node ns.NetNS, e ENIHost, before func(netlink.Link)
 	})
 }
 
-func TestSetupENI(t *testing.T) {
+func TestPrivilegedSetupENI(t *testing.T) {
 	cases := map[string]func(netlink.Link) error{
 		"fresh link": nil,
 		"addresses left by DHCP, with the kernel's subnet route": func(l netlink.Link) error {
@@ -131,7 +131,7 @@ func eniProblems(t *testing.T, e ENIHost) error {
 
 // The point of the per-ENI tables: a pod on a secondary ENI leaves by that
 // ENI, a pod on the primary leaves by the node's main route.
-func TestPodsLeaveByTheirOwnENI(t *testing.T) {
+func TestPrivilegedPodsLeaveByTheirOwnENI(t *testing.T) {
 	node := newNode(t)
 	attachENI(t, node, testENI, nil)
 	_, onPrimary := newPod(t, "primary", "100.64.0.20", 0)
@@ -169,7 +169,7 @@ func TestPodsLeaveByTheirOwnENI(t *testing.T) {
 	}
 }
 
-func TestTeardownENIIsIdempotent(t *testing.T) {
+func TestPrivilegedTeardownENIIsIdempotent(t *testing.T) {
 	node := newNode(t)
 	attachENI(t, node, testENI, nil)
 	inNS(t, node, func() error { return SetupENI(testENI) })
@@ -200,7 +200,7 @@ func TestTeardownENIIsIdempotent(t *testing.T) {
 	inNS(t, node, func() error { return TeardownENI(testENI) }) // link detached
 }
 
-func TestLinkByMAC(t *testing.T) {
+func TestPrivilegedLinkByMAC(t *testing.T) {
 	node := newNode(t)
 	attachENI(t, node, testENI, nil)
 	inNS(t, node, func() error {
@@ -221,7 +221,7 @@ func TestLinkByMAC(t *testing.T) {
 	})
 }
 
-func TestSetupENIRejectsBadInput(t *testing.T) {
+func TestPrivilegedSetupENIRejectsBadInput(t *testing.T) {
 	node := newNode(t)
 	for name, mutate := range map[string]func(*ENIHost){
 		"primary outside subnet": func(e *ENIHost) { e.PrimaryIP = netip.MustParseAddr("100.64.64.1") },

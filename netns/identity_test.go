@@ -15,7 +15,7 @@ import (
 // A pod's namespace passes; the process's own namespace, under any of its
 // names, and anything that is not a network namespace are refused with the
 // reason, and a missing path reads as missing.
-func TestCheckPodNetnsRefusesTheNodeAndWhatIsNotANetworkNamespace(t *testing.T) {
+func TestPrivilegedCheckPodNetnsRefusesTheNodeAndWhatIsNotANetworkNamespace(t *testing.T) {
 	pod := testenv.NewNetNS(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -60,7 +60,7 @@ func TestCheckPodNetnsRefusesTheNodeAndWhatIsNotANetworkNamespace(t *testing.T) 
 // The process's namespace is what counts, not the calling thread's: from a
 // thread inside a pod's namespace, that pod's path still passes and the
 // node's is still refused.
-func TestCheckPodNetnsComparesWithTheProcessNotTheThread(t *testing.T) {
+func TestPrivilegedCheckPodNetnsComparesWithTheProcessNotTheThread(t *testing.T) {
 	pod := testenv.NewNetNS(t)
 	inNS(t, pod, func() error {
 		if err := CheckPodNetns(pod.Path()); err != nil {

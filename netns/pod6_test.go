@@ -84,7 +84,7 @@ func hostLinkLocal(tb testing.TB, node ns.NetNS, veth string) (ll netip.Addr) {
 	return ll
 }
 
-func TestSetupPodWiresIPv6AndDualStackPods(t *testing.T) {
+func TestPrivilegedSetupPodWiresIPv6AndDualStackPods(t *testing.T) {
 	node := newNode6(t)
 	nsA, a := newPod6(t, "v6a", "", "fd00:1::a")
 	nsB, b := newPod6(t, "v6b", "100.64.1.12", "fd00:1::b")
@@ -257,7 +257,7 @@ func leftovers6(ip6 netip.Addr, veths ...string) error {
 	return errors.Join(errs...)
 }
 
-func TestTeardownPodRemovesIPv6AndDualStackWiring(t *testing.T) {
+func TestPrivilegedTeardownPodRemovesIPv6AndDualStackWiring(t *testing.T) {
 	for _, c := range []struct {
 		name, ip4, egress string
 		deleteNetns       bool
@@ -299,7 +299,7 @@ func TestTeardownPodRemovesIPv6AndDualStackWiring(t *testing.T) {
 	}
 }
 
-func TestCheckPodNamesTheMissingIPv6Piece(t *testing.T) {
+func TestPrivilegedCheckPodNamesTheMissingIPv6Piece(t *testing.T) {
 	node := newNode6(t)
 	podNS, p := newPod6(t, "chk6", "100.64.5.1", "fd00:5::1")
 	wirePod(t, node, p)
@@ -334,7 +334,7 @@ func TestCheckPodNamesTheMissingIPv6Piece(t *testing.T) {
 	})
 }
 
-func TestSetupPodEnablesIPv6WhereTheNamespaceDisabledIt(t *testing.T) {
+func TestPrivilegedSetupPodEnablesIPv6WhereTheNamespaceDisabledIt(t *testing.T) {
 	node := newNode6(t)
 	podNS, p := newPod6(t, "dis6", "", "fd00:6::1")
 	inNS(t, podNS, func() error {
@@ -347,7 +347,7 @@ func TestSetupPodEnablesIPv6WhereTheNamespaceDisabledIt(t *testing.T) {
 	}
 }
 
-func TestPodValidateRefusesBadAddresses(t *testing.T) {
+func TestPrivilegedPodValidateRefusesBadAddresses(t *testing.T) {
 	_, p := newPod6(t, "bad", "", "fd00:7::1")
 	cases := map[string]func(p *Pod){
 		"no address":               func(p *Pod) { p.IP6 = netip.Addr{} },
@@ -373,7 +373,7 @@ func TestPodValidateRefusesBadAddresses(t *testing.T) {
 	}
 }
 
-func TestEgressInterfaceIsWiredCheckedAndRemoved(t *testing.T) {
+func TestPrivilegedEgressInterfaceIsWiredCheckedAndRemoved(t *testing.T) {
 	for _, c := range []struct{ name, ip4, ip6, egress, gw string }{
 		{"v4if0", "", "fd00:9::1", "169.254.172.9", "169.254.172.1"},
 		{"v6if0", "100.64.9.1", "", "fd00::ac:9", "fe80::1"},
@@ -436,7 +436,7 @@ func egressLeftovers(p Pod) error {
 // A dual-stack pod whose IPv4 is on a secondary ENI: the IPv4 gets the
 // ENI's from-rule, the IPv6 (the primary ENI's /80) none, so its replies
 // use main rather than a table that holds no IPv6 route.
-func TestDualStackOnASecondaryENIRoutesIPv6ByMain(t *testing.T) {
+func TestPrivilegedDualStackOnASecondaryENIRoutesIPv6ByMain(t *testing.T) {
 	node := newNode6(t)
 	_, p := newPod6(t, "v6sec", "100.64.1.13", "fd00:1::c")
 	p.Table = RouteTable(1)

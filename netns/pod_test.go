@@ -24,7 +24,7 @@ func wirePod(t *testing.T, node ns.NetNS, p Pod) (w Wired) {
 	return w
 }
 
-func TestSetupPodWiresPodsThatReachEachOtherAndTheNode(t *testing.T) {
+func TestPrivilegedSetupPodWiresPodsThatReachEachOtherAndTheNode(t *testing.T) {
 	node := newNode(t)
 	nsA, a := newPod(t, "a", "100.64.1.11", 0)
 	nsB, b := newPod(t, "b", "100.64.1.12", 3)
@@ -172,7 +172,7 @@ func countRules(rules []netlink.Rule, prio int, dir string, ip netip.Addr, table
 	return n
 }
 
-func TestSetupPodAgainRecreatesThePairWithoutDuplicates(t *testing.T) {
+func TestPrivilegedSetupPodAgainRecreatesThePairWithoutDuplicates(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "again", "100.64.2.21", 5)
 	first := wirePod(t, node, p)
@@ -187,7 +187,7 @@ func TestSetupPodAgainRecreatesThePairWithoutDuplicates(t *testing.T) {
 	}
 }
 
-func TestSetupPodMovesTheFromRuleWhenTheTableChanges(t *testing.T) {
+func TestPrivilegedSetupPodMovesTheFromRuleWhenTheTableChanges(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "moves", "100.64.2.22", 3)
 	for _, table := range []int{3, 4, 0, 254, 6} {
@@ -198,7 +198,7 @@ func TestSetupPodMovesTheFromRuleWhenTheTableChanges(t *testing.T) {
 	}
 }
 
-func TestSetupPodReplacesAForeignVethOfThePodInterfaceName(t *testing.T) {
+func TestPrivilegedSetupPodReplacesAForeignVethOfThePodInterfaceName(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "foreign", "100.64.2.23", 0)
 	inNS(t, podNS, func() error {
@@ -210,7 +210,7 @@ func TestSetupPodReplacesAForeignVethOfThePodInterfaceName(t *testing.T) {
 
 // A link of the host veth's name that is not a veth is not the plugin's to
 // remove: SetupPod fails naming it and leaves it.
-func TestSetupPodLeavesAnotherKindOfLinkOfTheHostVethsName(t *testing.T) {
+func TestPrivilegedSetupPodLeavesAnotherKindOfLinkOfTheHostVethsName(t *testing.T) {
 	node := newNode(t)
 	_, p := newPod(t, "dummy", "100.64.2.24", 0)
 	inNS(t, node, func() error {
@@ -227,7 +227,7 @@ func TestSetupPodLeavesAnotherKindOfLinkOfTheHostVethsName(t *testing.T) {
 	})
 }
 
-func TestSetupPodRejectsBadInput(t *testing.T) {
+func TestPrivilegedSetupPodRejectsBadInput(t *testing.T) {
 	node := newNode(t) // a failed SetupPod cleans up: keep that off the real node
 	ok := Pod{NetnsPath: "/nonexistent", IfName: "eth0", HostVeth: "eni0123456789a", IP: netip.MustParseAddr("100.64.0.5")}
 	for name, mutate := range map[string]func(*Pod){
@@ -252,7 +252,7 @@ func TestSetupPodRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestCheckPodNamesTheMissingPiece(t *testing.T) {
+func TestPrivilegedCheckPodNamesTheMissingPiece(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "check", "100.64.3.31", 2)
 	inPod := func(fn func(h *netlink.Handle, link netlink.Link) error) func() error {
@@ -325,7 +325,7 @@ func TestCheckPodNamesTheMissingPiece(t *testing.T) {
 	}
 }
 
-func TestCheckPodFailsWhenTheNetnsIsGone(t *testing.T) {
+func TestPrivilegedCheckPodFailsWhenTheNetnsIsGone(t *testing.T) {
 	node := newNode(t)
 	podNS, p := newPod(t, "gone", "100.64.3.32", 0)
 	wirePod(t, node, p)
@@ -339,7 +339,7 @@ func TestCheckPodFailsWhenTheNetnsIsGone(t *testing.T) {
 
 // The ping helper must be able to fail: without the node's route to pod B,
 // pod A's echo goes nowhere.
-func TestPingFailsWithoutTheHostRoute(t *testing.T) {
+func TestPrivilegedPingFailsWithoutTheHostRoute(t *testing.T) {
 	node := newNode(t)
 	nsA, a := newPod(t, "a", "100.64.1.13", 0)
 	_, b := newPod(t, "b", "100.64.1.14", 0)

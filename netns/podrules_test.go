@@ -9,7 +9,7 @@ import (
 
 // The delegate-mode rules: both for a secondary ENI's address, only the
 // to-rule for the primary's (a stale from-rule goes), none after clearing.
-func TestSetAndClearPodRules(t *testing.T) {
+func TestPrivilegedSetAndClearPodRules(t *testing.T) {
 	node := newNode(t)
 	ip := netip.MustParseAddr("100.64.7.9")
 	set := func(table int) {
@@ -40,7 +40,7 @@ func TestSetAndClearPodRules(t *testing.T) {
 	}
 }
 
-func TestSetAndClearPodRulesInIPv6(t *testing.T) {
+func TestPrivilegedSetAndClearPodRulesInIPv6(t *testing.T) {
 	node := newNode6(t)
 	ip := netip.MustParseAddr("fd00:7::9")
 	inNS(t, node, func() error { return SetPodRules(ip, 3) })

@@ -50,7 +50,7 @@ func withoutSysAdmin(t *testing.T, node ns.NetNS, fn func() error) error {
 // What the reconcile loop does to pods (read the wiring, find a running
 // pod's interface for a rebuild, tear down a gone pod's host side, as its gc
 // does) works without CAP_SYS_ADMIN: nothing enters a pod's namespace.
-func TestTheLoopsPodWorkNeedsNoSysAdmin(t *testing.T) {
+func TestPrivilegedTheLoopsPodWorkNeedsNoSysAdmin(t *testing.T) {
 	node := newNode(t)
 	liveNS, live := newPod(t, "live", "100.64.1.21", 0)
 	live.IfName = "net1" // not the default a rebuild falls back to

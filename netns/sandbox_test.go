@@ -39,7 +39,7 @@ func TestSandboxAliasRoundTrips(t *testing.T) {
 
 // SetupPod writes the sandbox on the host veth, and DiscoverPods reads it
 // back with the pod's wiring.
-func TestDiscoverPodsNamesTheSandboxTheVethSays(t *testing.T) {
+func TestPrivilegedDiscoverPodsNamesTheSandboxTheVethSays(t *testing.T) {
 	node := newNode(t)
 	_, p := newPod(t, "named", "100.64.4.81", 0)
 	p.Sandbox = Sandbox{Network: "vpc", ContainerID: "c-named", IfName: "eth0"}
@@ -62,7 +62,7 @@ func TestDiscoverPodsNamesTheSandboxTheVethSays(t *testing.T) {
 // runtime that ADDs again in it) names another sandbox; one made by an
 // older version names none and leads into another namespace. The stale
 // sandbox's own leftovers (a rule of an address no link routes) go.
-func TestTeardownPodLeavesTheNewerSandboxOfTheSamePod(t *testing.T) {
+func TestPrivilegedTeardownPodLeavesTheNewerSandboxOfTheSamePod(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		newer func(t *testing.T, stale Pod) (ns.NetNS, Pod)

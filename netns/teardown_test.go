@@ -27,7 +27,7 @@ func teardown(t *testing.T, node ns.NetNS, p Pod) {
 	inNS(t, node, func() error { return TeardownPod(p) })
 }
 
-func TestTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
+func TestPrivilegedTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
 	cases := map[string]func(t *testing.T, node, podNS ns.NetNS, p Pod){
 		"after setup, twice": func(t *testing.T, node, _ ns.NetNS, p Pod) {
 			wirePod(t, node, p)
@@ -69,7 +69,7 @@ func TestTeardownPodLeavesNothingAndIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestTeardownPodKeepsTheRulesOfAnAddressHandedToAnotherPod(t *testing.T) {
+func TestPrivilegedTeardownPodKeepsTheRulesOfAnAddressHandedToAnotherPod(t *testing.T) {
 	node := newNode(t)
 	oldNS, old := newPod(t, "old", "100.64.4.42", 3)
 	_, cur := newPod(t, "new", "100.64.4.42", 3)
@@ -83,7 +83,7 @@ func TestTeardownPodKeepsTheRulesOfAnAddressHandedToAnotherPod(t *testing.T) {
 	inNS(t, node, func() error { return CheckPod(cur) })
 }
 
-func TestListHostAndRemoveLeftover(t *testing.T) {
+func TestPrivilegedListHostAndRemoveLeftover(t *testing.T) {
 	node := newNode(t)
 	_, a := newPod(t, "a", "100.64.5.51", 0)
 	_, b := newPod(t, "b", "100.64.5.52", 3)
@@ -155,7 +155,7 @@ func TestListHostAndRemoveLeftover(t *testing.T) {
 	}
 }
 
-func TestRemoveLeftoverRefusesALinkThatIsNotAVeth(t *testing.T) {
+func TestPrivilegedRemoveLeftoverRefusesALinkThatIsNotAVeth(t *testing.T) {
 	node := newNode(t)
 	inNS(t, node, func() error {
 		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "eninotveth", TxQLen: -1}})
@@ -167,7 +167,7 @@ func TestRemoveLeftoverRefusesALinkThatIsNotAVeth(t *testing.T) {
 	}
 }
 
-func TestNetnsExists(t *testing.T) {
+func TestPrivilegedNetnsExists(t *testing.T) {
 	n := testenv.NewNetNS(t)
 	if !NetnsExists(n.Path()) {
 		t.Errorf("NetnsExists(%s) = false for a live netns", n.Path())
@@ -203,7 +203,7 @@ func waitVethGone(t *testing.T, node ns.NetNS, veth string) {
 // The point-of-use guard: an address the node routes to a live pod's veth
 // is not wired for another pod, whatever the caller says, and the running
 // pod's wiring is untouched.
-func TestSetupPodRefusesAnAddressALivePodHolds(t *testing.T) {
+func TestPrivilegedSetupPodRefusesAnAddressALivePodHolds(t *testing.T) {
 	node := newNode(t)
 	_, running := newPod(t, "running", "100.64.4.43", 3)
 	_, second := newPod(t, "second", "100.64.4.43", 3)

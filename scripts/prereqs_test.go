@@ -73,7 +73,7 @@ func requireRoot(t *testing.T) {
 	testenv.RequireRoot(t, "runs the script as root and as another user")
 }
 
-func TestClusterTargetsStopAtOnceNamingWhatToInstall(t *testing.T) {
+func TestPrivilegedClusterTargetsStopAtOnceNamingWhatToInstall(t *testing.T) {
 	requireRoot(t)
 	for _, target := range []string{"cluster", "test-cluster"} {
 		out, code := prereqs(t, target, -1, without(clusterTools, "runc", "nft")...)
@@ -89,7 +89,7 @@ func TestClusterTargetsStopAtOnceNamingWhatToInstall(t *testing.T) {
 	}
 }
 
-func TestEveryTargetPassesWithWhatItNeeds(t *testing.T) {
+func TestPrivilegedEveryTargetPassesWithWhatItNeeds(t *testing.T) {
 	requireRoot(t)
 	needs := map[string][]string{
 		"cluster": clusterTools, "test-cluster": clusterTools, "chaos": nil, "demo": {"ip"},
@@ -102,7 +102,7 @@ func TestEveryTargetPassesWithWhatItNeeds(t *testing.T) {
 	}
 }
 
-func TestRootIsNamedBeforeNamespacesAreMade(t *testing.T) {
+func TestPrivilegedRootIsNamedBeforeNamespacesAreMade(t *testing.T) {
 	requireRoot(t)
 	for _, target := range []string{"cluster", "test-cluster", "conformance", "chaos"} {
 		out, code := prereqs(t, target, 65534, clusterTools...)
@@ -112,7 +112,7 @@ func TestRootIsNamedBeforeNamespacesAreMade(t *testing.T) {
 	}
 }
 
-func TestConformanceNamesAgnhostsTools(t *testing.T) {
+func TestPrivilegedConformanceNamesAgnhostsTools(t *testing.T) {
 	requireRoot(t)
 	out, code := prereqs(t, "conformance", -1, "nsenter", "dash", "ldd")
 	if code != 1 || !strings.Contains(out, "apt-get install -y busybox-static netcat-openbsd curl bind9-dnsutils\n") {
@@ -122,7 +122,7 @@ func TestConformanceNamesAgnhostsTools(t *testing.T) {
 
 // make test and make demo go on without what only some of their tests or
 // steps need, saying what is skipped and how to install it.
-func TestSoftTargetsSayWhatTheySkipAndGoOn(t *testing.T) {
+func TestPrivilegedSoftTargetsSayWhatTheySkipAndGoOn(t *testing.T) {
 	requireRoot(t)
 	out, code := prereqs(t, "test", -1)
 	if code != 0 || !strings.Contains(out, "make test: no runc: ") || !strings.Contains(out, "apt-get install runc") {

@@ -274,7 +274,7 @@ func TestANewLockIsPrivate(t *testing.T) {
 
 // A lock file another user owns is not used: no rotation, and the log says
 // why (as root, the plugin could otherwise flock a file that user holds).
-func TestALockAnotherUserOwnsIsRefused(t *testing.T) {
+func TestPrivilegedALockAnotherUserOwnsIsRefused(t *testing.T) {
 	testenv.RequireRoot(t, "gives a file to another user")
 	path, lock := overLimit(t)
 	if err := os.WriteFile(lock, nil, 0o600); err != nil {

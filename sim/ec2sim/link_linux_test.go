@@ -44,7 +44,7 @@ func newTestNetns(t *testing.T) string {
 	return name
 }
 
-func TestLinkNetnsENILink(t *testing.T) {
+func TestPrivilegedLinkNetnsENILink(t *testing.T) {
 	name := newTestNetns(t)
 	sim, url := startSim(t, Config{InstanceType: "m5.large", LinkNetns: "/var/run/netns/" + name})
 	c := ec2Client(t, url, false)
@@ -84,7 +84,7 @@ func TestLinkNetnsENILink(t *testing.T) {
 
 // An attach with a link delay: the link (and the IMDS entry) come only after
 // the delay, in the namespace the test made.
-func TestLinkDelayInNetns(t *testing.T) {
+func TestPrivilegedLinkDelayInNetns(t *testing.T) {
 	name := newTestNetns(t)
 	sim, url := startSim(t, Config{InstanceType: "c6in.32xlarge", LinkNetns: "/var/run/netns/" + name})
 	const delay = 2 * time.Second
