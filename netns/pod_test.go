@@ -70,6 +70,9 @@ func podSideProblems(p Pod, w Wired) error {
 	if link.Type() != "veth" || at.Flags&net.FlagUp == 0 || at.MTU != p.MTU {
 		bad("pod link %s: type %s flags %v MTU %d", p.IfName, link.Type(), at.Flags, at.MTU)
 	}
+	if at.NumTxQueues != 1 || at.NumRxQueues != 1 {
+		bad("pod link %s: %d tx and %d rx queues, want one each", p.IfName, at.NumTxQueues, at.NumRxQueues)
+	}
 	if at.Index != w.PodIfIndex || at.HardwareAddr.String() != w.PodMAC || w.PodIf != p.IfName {
 		bad("Wired %+v does not describe pod link %d %s", w, at.Index, at.HardwareAddr)
 	}
@@ -121,6 +124,9 @@ func hostSideProblems(p Pod, w Wired) error {
 	mac := at.HardwareAddr
 	if veth.Type() != "veth" || at.Flags&net.FlagUp == 0 || at.MTU != p.MTU || mac.String() != w.HostMAC {
 		bad("host veth %s: type %s flags %v MTU %d MAC %s", p.HostVeth, veth.Type(), at.Flags, at.MTU, mac)
+	}
+	if at.NumTxQueues != 1 || at.NumRxQueues != 1 {
+		bad("host veth %s: %d tx and %d rx queues, want one each", p.HostVeth, at.NumTxQueues, at.NumRxQueues)
 	}
 	if mac[0]&0x02 == 0 || mac[0]&0x01 != 0 {
 		bad("host veth MAC %s is not locally administered unicast", mac)
