@@ -132,16 +132,6 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	return nil
 }
 
-func flagNames(fs []cli.Flag) map[string]bool {
-	out := map[string]bool{}
-	for _, f := range fs {
-		for _, n := range f.Names() {
-			out[n] = true
-		}
-	}
-	return out
-}
-
 // The check itself: the lines of the finding are caught on a command tree
 // that takes the global flags only before the command.
 func TestUndefinedFlagsCatchesAGlobalFlagAfterTheCommand(t *testing.T) {
