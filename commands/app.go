@@ -146,18 +146,36 @@ func acceptFlags(cmds []*cli.Command, globals []string) {
 	}
 }
 
-// flagNames is the set of the flags' names and aliases. Each flag's Names
-// is asked once: urfave/cli cleans every name with a regular expression,
-// and asking per global flag cost every vpcctl start 1,200 of them (a
-// quarter of a refill pass's instructions).
+// flagNames is the set of the flags' names and aliases.
 func flagNames(fs []cli.Flag) map[string]bool {
 	names := map[string]bool{}
 	for _, f := range fs {
-		for _, n := range f.Names() {
+		for _, n := range namesOf(f) {
 			names[n] = true
 		}
 	}
 	return names
+}
+
+// namesOf is f.Names() without its cost for the kinds of flag vpcctl
+// declares: urfave/cli cleans every name with a regular expression (of
+// a v1-style "name, alias" it keeps "name"), 3,000 instructions a name,
+// and every vpcctl start asks for all of them here. vpcctl's names are
+// clean (TestFlagNamesAreClean).
+func namesOf(f cli.Flag) []string {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *cli.BoolFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *cli.DurationFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *cli.IntFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *cli.StringSliceFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	}
+	return f.Names()
 }
 
 func chainBefore(first, then cli.BeforeFunc) cli.BeforeFunc {
