@@ -2,12 +2,13 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"vpc-cni/internal/suggest"
+	"vpc-cni/internal/usage"
 )
 
 // explainFlagError rewrites the flag package's terse errors: a mistyped
@@ -19,13 +20,13 @@ func explainFlagError(c *cli.Context, err error) error {
 		flags = c.Command.Flags
 	}
 	msg := err.Error()
-	if name, ok := undefinedFlag(msg); ok {
+	if name, ok := usage.UndefinedFlag(msg); ok {
 		if isCommand(c.App.Commands, name) {
 			return usagef("%s; did you mean the command 'vpcctl %s'?", msg, name)
 		}
 		return usagef("%s%s", msg, didYouMean(closestFlag(flags, name)))
 	}
-	if value, name, ok := badFlagValue(msg); ok && isDurationFlag(flags, name) {
+	if value, name, ok := usage.BadFlagValue(msg); ok && isDurationFlag(flags, name) {
 		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
 			return usagef("--%s %s: a duration needs a unit: use %ss (or 500ms, 2m, 1h)", name, value, value)
 		}
@@ -34,39 +35,11 @@ func explainFlagError(c *cli.Context, err error) error {
 	return nil
 }
 
-// undefinedFlag reads the flag package's `flag provided but not defined:
-// -name` (urfave/cli passes its words through). String cuts, not a package
-// regexp: every plugin start would compile it.
-func undefinedFlag(msg string) (name string, ok bool) {
-	rest, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
-	return strings.TrimLeft(rest, "-"), ok && strings.HasPrefix(rest, "-")
-}
-
-// badFlagValue reads `invalid value "V" for flag -name: parse error`.
-func badFlagValue(msg string) (value, name string, ok bool) {
-	rest, ok := strings.CutPrefix(msg, `invalid value "`)
-	if !ok {
-		return "", "", false
-	}
-	value, rest, ok = strings.Cut(rest, `" for flag -`)
-	if !ok {
-		return "", "", false
-	}
-	name, ok = strings.CutSuffix(rest, ": parse error")
-	return value, strings.TrimLeft(name, "-"), ok
-}
-
 func isDurationFlag(flags []cli.Flag, name string) bool {
-	for _, f := range flags {
-		if _, ok := f.(*cli.DurationFlag); ok {
-			for _, n := range f.Names() {
-				if n == name {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(flags, func(f cli.Flag) bool {
+		_, ok := f.(*cli.DurationFlag)
+		return ok && slices.Contains(f.Names(), name)
+	})
 }
 
 // closestFlag is the flag nearest to name by edit distance ("--state-dir"),
@@ -88,14 +61,7 @@ func closestFlag(flags []cli.Flag, name string) string {
 }
 
 func isCommand(cmds []*cli.Command, name string) bool {
-	for _, c := range cmds {
-		for _, n := range c.Names() {
-			if n == name {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(cmds, func(c *cli.Command) bool { return slices.Contains(c.Names(), name) })
 }
 
 // didYouMean is a flag suggestion's tail of a message, or "" without one.

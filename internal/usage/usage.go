@@ -6,6 +6,7 @@ package usage
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error is a caller's mistake; its text is the wrapped error's.
@@ -31,4 +32,26 @@ func Wrap(err error) error {
 func Is(err error) bool {
 	var u Error
 	return errors.As(err, &u)
+}
+
+// UndefinedFlag reads the flag package's `flag provided but not defined:
+// -name` (urfave/cli passes its words through). String cuts, not a package
+// regexp: every plugin start would compile it.
+func UndefinedFlag(msg string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
+	return strings.TrimLeft(rest, "-"), ok && strings.HasPrefix(rest, "-")
+}
+
+// BadFlagValue reads `invalid value "V" for flag -name: parse error`.
+func BadFlagValue(msg string) (value, name string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, `invalid value "`)
+	if !ok {
+		return "", "", false
+	}
+	value, rest, ok = strings.Cut(rest, `" for flag -`)
+	if !ok {
+		return "", "", false
+	}
+	name, ok = strings.CutSuffix(rest, ": parse error")
+	return value, strings.TrimLeft(name, "-"), ok
 }
