@@ -1,6 +1,8 @@
 // Package usage marks an error as the caller's mistake: bad flags, a bad
 // configuration value, input to fix. The CLI exits 2 on such an error, 1 on
 // any other; the feature packages return these so the CLI need not guess.
+// It also reads the flag package's own mistakes (a flag not defined, a value
+// it could not parse), so the CLI can say what to type instead.
 package usage
 
 import (
