@@ -67,7 +67,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	app.Metadata = map[string]any{}
 	markUsageErrors(app.Commands)
-	acceptGlobalFlags(app.Commands)
+	acceptGlobalFlags(app.Commands, app.Flags)
 	app.After = func(c *cli.Context) error {
 		if name, ok := c.App.Metadata["notFound"].(string); ok {
 			among, _ := c.App.Metadata["notFoundAmong"].([]*cli.Command)
@@ -122,19 +122,11 @@ func globalFlags() []cli.Flag {
 // declares them again, without a default, unless it has its own; the
 // innermost one given wins (innermostFlag). Logging is set up once the
 // command's own flags are parsed.
-func acceptGlobalFlags(cmds []*cli.Command) {
-	var globals []string
-	for _, g := range globalFlags() {
-		globals = append(globals, g.Names()[0])
-	}
-	acceptFlags(cmds, globals)
-}
-
-func acceptFlags(cmds []*cli.Command, globals []string) {
+func acceptGlobalFlags(cmds []*cli.Command, globals []cli.Flag) {
 	for _, cmd := range cmds {
 		has := flagNames(cmd.Flags)
-		for _, name := range globals {
-			if !has[name] {
+		for _, g := range globals {
+			if name := namesOf(g)[0]; !has[name] {
 				cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: name, Usage: "the same as the global --" + name})
 			}
 		}
@@ -142,7 +134,7 @@ func acceptFlags(cmds []*cli.Command, globals []string) {
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "no-headers", Usage: "print tables without their header rows"})
 		}
 		cmd.Before = chainBefore(setupLogging, cmd.Before)
-		acceptFlags(cmd.Subcommands, globals)
+		acceptGlobalFlags(cmd.Subcommands, globals)
 	}
 }
 
